@@ -1,0 +1,1 @@
+"""Stream datasets: the contract (:mod:`.contract`), generators, trace ingestion, catalog."""

@@ -1,0 +1,447 @@
+"""The stream dataset contract: what every stage of skewbench reads and writes.
+
+A *stream dataset* is a directory::
+
+    DIR/
+      _skewbench.json         metadata (below); its presence marks a complete dataset
+      _keys.parquet           traces only: the key dictionary, columns key int64, name string
+      part-000000.parquet     the tuples, in stream order: files sorted by name, rows in file order
+      part-000001.parquet
+      ...
+
+Names starting with ``_`` are ignored by Spark's Parquet reader, so ``spark.read.parquet(DIR)``
+reads exactly the tuples.
+
+Columns (Parquet, in this order):
+
+========  =======  ==========================================================================
+column    type     meaning
+========  =======  ==========================================================================
+seq       int64    position in the stream, ``0..m-1``, strictly increasing in stream order
+ts        float64  arrival time in seconds, non-decreasing
+key       int64    dense key id in ``[0, n_keys)``
+cost      float64  optional; execution time in milliseconds, ``> 0``
+value     float64  optional; a numeric payload (e.g. a taxi fare) for aggregation queries
+========  =======  ==========================================================================
+
+No column holds nulls.  Metadata (``_skewbench.json``), one JSON object:
+
+* ``schema_version`` (int, currently 1), ``kind`` (``synthetic`` or ``trace``);
+* ``generator`` (synthetic) or ``source`` (trace: format and input path), ``params`` (every
+  parameter that produced the data), ``seed`` (synthetic; ``null`` for traces);
+* ``n_keys`` (size of the key space), ``tuples`` (row count ``m``), ``columns`` (present
+  columns, in order), ``fingerprint`` (below), ``files`` (``[{"name", "rows"}]`` in order);
+* optional: ``name`` (catalog name), ``expected_top`` (Zipf: the ids and exact probabilities of
+  the most probable keys, used by validation), ``ingest`` (traces: lines read, tuples kept,
+  malformed lines and examples), ``phases`` (drifting streams: per-phase tuple ranges).
+
+The *fingerprint* is a 128-bit hash of the column contents, rendered as 32 hex digits.  Each row
+is hashed with splitmix64 over ``(seq, ts, key, cost, value)`` bit patterns in two independent
+lanes and the row hashes are summed modulo 2**64 per lane; the two sums and the list of present
+columns are then digested with BLAKE2b.  A sum does not depend on how rows are split into files
+or Spark partitions, so tasks compute partial fingerprints in parallel and the driver adds them,
+and the same data always has the same fingerprint.  It is a content check, not a cryptographic
+signature.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from numba import njit
+
+from skewbench import __version__
+from skewbench.errors import DatasetError
+from skewbench.hashing import mix64
+
+SCHEMA_VERSION = 1
+METADATA_FILE = "_skewbench.json"
+KEYS_FILE = "_keys.parquet"
+PART_PATTERN = "part-{:06d}.parquet"
+
+REQUIRED_COLUMNS = ("seq", "ts", "key")
+OPTIONAL_COLUMNS = ("cost", "value")
+ALL_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+COLUMN_TYPES: dict[str, pa.DataType] = {
+    "seq": pa.int64(),
+    "ts": pa.float64(),
+    "key": pa.int64(),
+    "cost": pa.float64(),
+    "value": pa.float64(),
+}
+KEYS_SCHEMA = pa.schema([pa.field("key", pa.int64(), nullable=False),
+                         pa.field("name", pa.string(), nullable=False)])
+
+# Parquet writing options tuned for this data: seq is delta-encoded to almost nothing, keys are
+# dictionary-encoded, floats are byte-stream-split before compression.
+_WRITE_OPTS = dict(
+    compression="zstd",
+    compression_level=1,
+    use_dictionary=["key"],
+    column_encoding={"seq": "DELTA_BINARY_PACKED", "ts": "BYTE_STREAM_SPLIT",
+                     "cost": "BYTE_STREAM_SPLIT", "value": "BYTE_STREAM_SPLIT"},
+    write_statistics=True,
+)
+
+
+def arrow_schema(columns: Sequence[str]) -> pa.Schema:
+    """The Arrow schema of a dataset with the given present columns (in contract order)."""
+    check_columns(columns)
+    return pa.schema([pa.field(c, COLUMN_TYPES[c], nullable=False) for c in columns])
+
+
+def check_columns(columns: Sequence[str]) -> list[str]:
+    cols = list(columns)
+    if cols[:3] != list(REQUIRED_COLUMNS):
+        raise DatasetError(f"columns must start with seq, ts, key; got {cols}")
+    extra = cols[3:]
+    if any(c not in OPTIONAL_COLUMNS for c in extra) or extra != sorted(extra, key=OPTIONAL_COLUMNS.index) \
+            or len(set(extra)) != len(extra):
+        raise DatasetError(f"optional columns must be a subset of {list(OPTIONAL_COLUMNS)} in that order; got {cols}")
+    return cols
+
+
+# --------------------------------------------------------------------------------------------
+# fingerprint
+
+_LANE_SEEDS = (np.uint64(0x243F6A8885A308D3), np.uint64(0x13198A2E03707344))
+_COL_TAGS = np.array([0x0A, 0x1B, 0x2C, 0x3D, 0x4E], dtype=np.uint64)
+
+
+@njit(cache=True)
+def _fp_lane(seq, ts_bits, key, cost_bits, value_bits, has_cost, has_value, lane_seed):
+    acc = np.uint64(0)
+    for i in range(seq.shape[0]):
+        h = mix64(lane_seed ^ np.uint64(seq[i]))
+        h = mix64(h ^ ts_bits[i])
+        h = mix64(h ^ np.uint64(key[i]))
+        if has_cost:
+            h = mix64(h ^ cost_bits[i])
+        if has_value:
+            h = mix64(h ^ value_bits[i])
+        acc += h
+    return acc
+
+
+def fingerprint_partial(columns: Mapping[str, np.ndarray]) -> tuple[int, int]:
+    """Order-invariant partial fingerprint (two uint64 lane sums) of a chunk of rows."""
+    seq = np.ascontiguousarray(columns["seq"], dtype=np.int64)
+    ts = np.ascontiguousarray(columns["ts"], dtype=np.float64).view(np.uint64)
+    key = np.ascontiguousarray(columns["key"], dtype=np.int64)
+    empty = np.zeros(0, dtype=np.uint64)
+    cost = columns.get("cost")
+    value = columns.get("value")
+    cost_b = np.ascontiguousarray(cost, dtype=np.float64).view(np.uint64) if cost is not None else empty
+    value_b = np.ascontiguousarray(value, dtype=np.float64).view(np.uint64) if value is not None else empty
+    return tuple(int(_fp_lane(seq, ts, key, cost_b, value_b, cost is not None, value is not None, s))
+                 for s in _LANE_SEEDS)  # type: ignore[return-value]
+
+
+def combine_partials(partials: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    mask = (1 << 64) - 1
+    lo = sum(p[0] for p in partials) & mask
+    hi = sum(p[1] for p in partials) & mask
+    return lo, hi
+
+
+def fingerprint_digest(partial: tuple[int, int], columns: Sequence[str]) -> str:
+    """Final fingerprint: BLAKE2b over the schema version, present columns and lane sums."""
+    text = f"skewbench-v{SCHEMA_VERSION}|{','.join(columns)}|{partial[0]:016x}{partial[1]:016x}"
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+
+@dataclass
+class PartInfo:
+    """What a writer task reports about one Parquet part it wrote."""
+
+    name: str
+    rows: int
+    first_seq: int
+    last_seq: int
+    fp: tuple[int, int]
+    key_max: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "rows": self.rows, "first_seq": self.first_seq,
+                "last_seq": self.last_seq, "fp": list(self.fp), "key_max": self.key_max}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> "PartInfo":
+        return PartInfo(d["name"], int(d["rows"]), int(d["first_seq"]), int(d["last_seq"]),
+                        (int(d["fp"][0]), int(d["fp"][1])), int(d["key_max"]))
+
+
+def write_part(directory: str | os.PathLike, index: int, columns: Mapping[str, np.ndarray],
+               column_names: Sequence[str]) -> PartInfo:
+    """Write one part file ``part-{index:06d}.parquet`` and return its :class:`PartInfo`.
+
+    ``columns`` maps names to equal-length numpy arrays; ``column_names`` fixes which are present.
+    """
+    names = check_columns(column_names)
+    arrays = [pa.array(np.ascontiguousarray(columns[c], dtype=COLUMN_TYPES[c].to_pandas_dtype()))
+              for c in names]
+    table = pa.Table.from_arrays(arrays, schema=arrow_schema(names))
+    name = PART_PATTERN.format(index)
+    opts = dict(_WRITE_OPTS)
+    opts["column_encoding"] = {c: e for c, e in opts["column_encoding"].items() if c in names}
+    pq.write_table(table, os.path.join(os.fspath(directory), name), row_group_size=1 << 20, **opts)
+    rows = table.num_rows
+    seq = columns["seq"]
+    return PartInfo(name=name, rows=rows,
+                    first_seq=int(seq[0]) if rows else -1, last_seq=int(seq[-1]) if rows else -1,
+                    fp=fingerprint_partial({c: columns[c] for c in names}),
+                    key_max=int(np.max(columns["key"])) if rows else -1)
+
+
+def write_key_dictionary(directory: str | os.PathLike, names: Sequence[str] | pa.Array) -> None:
+    """Write ``_keys.parquet``: key id ``i`` is ``names[i]``."""
+    arr = pa.array(names, type=pa.string()) if not isinstance(names, pa.Array) else names.cast(pa.string())
+    table = pa.Table.from_arrays([pa.array(np.arange(len(arr), dtype=np.int64)), arr], schema=KEYS_SCHEMA)
+    pq.write_table(table, os.path.join(os.fspath(directory), KEYS_FILE), compression="zstd")
+
+
+def staging_dir(out_dir: str | os.PathLike) -> Path:
+    """A fresh temporary directory beside ``out_dir`` (same filesystem, so rename is atomic)."""
+    out = Path(out_dir).absolute()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:12]}"
+    tmp.mkdir()
+    return tmp
+
+
+def check_target(out_dir: str | os.PathLike, overwrite: bool) -> None:
+    """Refuse to clobber an existing output unless asked to, before any work starts."""
+    out = Path(out_dir)
+    if out.exists() and not overwrite:
+        raise DatasetError(f"{out} already exists; pass --overwrite to replace it")
+    if out.exists() and not out.is_dir():
+        raise DatasetError(f"{out} exists and is not a directory")
+
+
+def finalize(tmp: str | os.PathLike, out_dir: str | os.PathLike, parts: Sequence[PartInfo],
+             meta: Mapping[str, Any], overwrite: bool = False) -> dict[str, Any]:
+    """Check the parts, write the metadata and move the staging directory into place.
+
+    The previous dataset at ``out_dir`` (with ``overwrite``) is replaced only after the new one
+    is complete, so a failure at any point leaves either the old dataset or nothing, never half.
+    """
+    tmp = Path(tmp)
+    parts = sorted(parts, key=lambda p: p.name)
+    columns = check_columns(meta["columns"])
+    expected = 0
+    for p in parts:
+        if p.rows == 0:
+            continue
+        if p.first_seq != expected or p.last_seq != expected + p.rows - 1:
+            raise DatasetError(f"internal: part {p.name} covers seq {p.first_seq}..{p.last_seq}, "
+                               f"expected to start at {expected}")
+        expected += p.rows
+    tuples = expected
+    n_keys = int(meta["n_keys"])
+    key_max = max((p.key_max for p in parts), default=-1)
+    if key_max >= n_keys:
+        raise DatasetError(f"key id {key_max} out of range for n_keys={n_keys}")
+    full = {
+        "schema_version": SCHEMA_VERSION,
+        "created_by": f"skewbench {__version__}",
+        **{k: v for k, v in meta.items()},
+        "columns": columns,
+        "tuples": tuples,
+        "fingerprint": fingerprint_digest(combine_partials([p.fp for p in parts]), columns),
+        "files": [{"name": p.name, "rows": p.rows} for p in parts],
+    }
+    with open(tmp / METADATA_FILE, "w") as f:
+        json.dump(full, f, indent=2, sort_keys=False, default=_json_default)
+        f.write("\n")
+    out = Path(out_dir).absolute()
+    old = None
+    if out.exists():
+        if not overwrite:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise DatasetError(f"{out} already exists; pass --overwrite to replace it")
+        old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:12]}"
+        os.rename(out, old)
+    os.rename(tmp, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return full
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o)}")
+
+
+class DatasetWriter:
+    """Write a dataset from an in-process sequence of chunks, atomically.
+
+    >>> with DatasetWriter(out, ["seq", "ts", "key"]) as w:       # doctest: +SKIP
+    ...     w.append({"seq": ..., "ts": ..., "key": ...})
+    ...     w.commit({"kind": "trace", "source": {...}, "params": {...}, "n_keys": n})
+
+    Leaving the block without :meth:`commit` (or with an exception) removes everything written.
+    ``seq`` may be omitted from appended chunks; it is then numbered on from the previous chunk.
+    """
+
+    def __init__(self, out_dir: str | os.PathLike, columns: Sequence[str], overwrite: bool = False):
+        self.out_dir = Path(out_dir)
+        self.columns = check_columns(columns)
+        self.overwrite = overwrite
+        check_target(self.out_dir, overwrite)
+        self.tmp = staging_dir(self.out_dir)
+        self.parts: list[PartInfo] = []
+        self.rows = 0
+        self.committed: dict[str, Any] | None = None
+
+    def append(self, chunk: Mapping[str, np.ndarray]) -> None:
+        cols = dict(chunk)
+        n = len(cols["key"])
+        if n == 0:
+            return
+        if "seq" not in cols:
+            cols["seq"] = np.arange(self.rows, self.rows + n, dtype=np.int64)
+        missing = [c for c in self.columns if c not in cols]
+        if missing:
+            raise DatasetError(f"internal: chunk lacks columns {missing}")
+        self.parts.append(write_part(self.tmp, len(self.parts), cols, self.columns))
+        self.rows += n
+
+    def write_keys(self, names: Sequence[str] | pa.Array) -> None:
+        write_key_dictionary(self.tmp, names)
+
+    def commit(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        self.committed = finalize(self.tmp, self.out_dir, self.parts,
+                                  {**meta, "columns": self.columns}, overwrite=self.overwrite)
+        return self.committed
+
+    def abort(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self) -> "DatasetWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self.committed is None:
+            self.abort()
+
+
+# --------------------------------------------------------------------------------------------
+# reading
+
+@dataclass
+class Dataset:
+    """A dataset directory opened for reading (metadata checked, files located)."""
+
+    path: Path
+    meta: dict[str, Any]
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def tuples(self) -> int:
+        return int(self.meta["tuples"])
+
+    @property
+    def n_keys(self) -> int:
+        return int(self.meta["n_keys"])
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.meta["columns"])
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name") or self.path.name)
+
+    def iter_batches(self, columns: Sequence[str] | None = None,
+                     batch_size: int = 1 << 20) -> Iterator[dict[str, np.ndarray]]:
+        """Yield the tuples in stream order as dicts of numpy arrays."""
+        cols = list(columns) if columns is not None else self.columns
+        for f in self.files:
+            try:
+                pf = pq.ParquetFile(f)
+                for batch in pf.iter_batches(batch_size=batch_size, columns=cols):
+                    yield {c: batch.column(c).to_numpy(zero_copy_only=False) for c in cols}
+            except (pa.ArrowException, OSError) as e:
+                raise DatasetError(f"{self.path}: cannot read {f.name}: {e}") from None
+
+    def read_table(self, columns: Sequence[str] | None = None) -> pa.Table:
+        cols = list(columns) if columns is not None else self.columns
+        try:
+            tables = [pq.read_table(f, columns=cols) for f in self.files]
+        except (pa.ArrowException, OSError) as e:
+            raise DatasetError(f"{self.path}: cannot read Parquet data: {e}") from None
+        if not tables:
+            return arrow_schema(self.columns).empty_table().select(cols)
+        return pa.concat_tables(tables)
+
+    def read_keys(self) -> np.ndarray:
+        return np.concatenate([b["key"] for b in self.iter_batches(["key"])]) if self.files \
+            else np.zeros(0, dtype=np.int64)
+
+    def key_dictionary(self) -> pa.Table | None:
+        p = self.path / KEYS_FILE
+        if not p.exists():
+            return None
+        try:
+            return pq.read_table(p)
+        except (pa.ArrowException, OSError) as e:
+            raise DatasetError(f"{self.path}: cannot read key dictionary: {e}") from None
+
+
+def open_dataset(path: str | os.PathLike) -> Dataset:
+    """Open a dataset directory, checking that it is complete; :class:`DatasetError` if not."""
+    p = Path(path)
+    if not p.exists():
+        raise DatasetError(f"dataset {p} does not exist")
+    if not p.is_dir():
+        raise DatasetError(f"dataset {p} is not a directory")
+    mp = p / METADATA_FILE
+    if not mp.exists():
+        raise DatasetError(f"{p} is not a skewbench dataset (no {METADATA_FILE}; "
+                           "an interrupted write leaves none)")
+    try:
+        meta = json.loads(mp.read_text())
+    except (OSError, ValueError) as e:
+        raise DatasetError(f"{mp}: unreadable metadata: {e}") from None
+    if not isinstance(meta, dict):
+        raise DatasetError(f"{mp}: metadata must be a JSON object")
+    for k in ("schema_version", "columns", "tuples", "n_keys", "fingerprint", "files"):
+        if k not in meta:
+            raise DatasetError(f"{mp}: metadata lacks '{k}'")
+    if meta["schema_version"] != SCHEMA_VERSION:
+        raise DatasetError(f"{p}: schema version {meta['schema_version']} is not supported "
+                           f"(this skewbench reads version {SCHEMA_VERSION})")
+    check_columns(meta["columns"])
+    files = []
+    for entry in meta["files"]:
+        fp = p / entry["name"]
+        if not fp.exists():
+            raise DatasetError(f"{p}: data file {entry['name']} listed in metadata is missing")
+        files.append(fp)
+    return Dataset(path=p, meta=meta, files=files)
+
+
+def recompute_fingerprint(ds: Dataset) -> str:
+    """Recompute the fingerprint from the data (reads every row)."""
+    partials = [fingerprint_partial(b) for b in ds.iter_batches()]
+    return fingerprint_digest(combine_partials(partials), ds.columns)
