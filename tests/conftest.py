@@ -1,0 +1,34 @@
+"""Shared fixtures: the real-trace samples in ../shared/data and one real local SparkSession."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("SKEWBENCH_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data`` beside the repository (CI puts it there); skip when absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real trace samples not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A real SparkSession on local[2], shared by the whole run and stopped at the end."""
+    from skewbench.spark import get_spark
+
+    session = get_spark("local[2]", app_name="skewbench-tests")
+    yield session
+    session.stop()
