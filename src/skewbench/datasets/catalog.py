@@ -1,0 +1,257 @@
+"""The dataset catalog: the named datasets a nightly run uses (``datasets/catalog.yaml``).
+
+The file is YAML::
+
+    version: 1
+    datasets:
+      - name: zipf-1.0                # unique; a synthetic entry
+        sets: [default]               # which named sets include it (default, paper, ...)
+        generator: zipf               # zipf | drifting
+        keys: 10000
+        tuples: 1000000
+        alpha: 1.0                    # zipf only; drifting streams give it per phase
+        seed: 1
+        arrivals: {process: constant, rate: 1000}     # optional
+        cost: {model: levels, levels: 64, low: 1, high: 64, noise: 0.0}   # optional
+        phases: [...]                 # drifting only: tuples, alpha, permutation, rate_factor,
+                                      # cost_factor, repeat (see skewbench.datasets.generators)
+        matrix: {alpha: [0.5, 1.0]}   # optional: one dataset per combination; the name is a
+                                      # template, e.g. "zf-z{alpha}"
+      - name: slashdot                # a trace entry
+        sets: [default]
+        trace: slashdot               # an ingest format (skewbench.datasets.traces.FORMATS)
+        inputs: ["{shared_data}/slashdot/soc-Slashdot0902.txt.gz"]
+        key: source                   # optional, per format; csv: key_column, time_column, ...
+        optional: true                # skip (with a note) when the input is absent
+
+``{shared_data}`` is ``$SKEWBENCH_SHARED_DATA`` or, by default, ``../shared/data`` beside the
+project.  Loading validates everything (unknown fields, bad values, duplicate names) and raises
+:class:`~skewbench.errors.SkewbenchError` naming the entry and the field.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from skewbench.datasets.generators import StreamSpec
+from skewbench.errors import SkewbenchError
+
+SYNTHETIC_FIELDS = {"name", "description", "sets", "generator", "keys", "tuples", "alpha", "seed",
+                    "arrivals", "cost", "phases", "matrix", "block_size"}
+TRACE_FIELDS = {"name", "description", "sets", "trace", "inputs", "key", "key_column", "time_column",
+                "cost_column", "value_column", "time_unit", "max_malformed", "optional"}
+MATRIX_FIELDS = {"alpha", "keys", "tuples", "seed"}
+
+
+def project_root() -> Path:
+    """The project checkout (holds ``datasets/``), or the working directory when installed."""
+    env = os.environ.get("SKEWBENCH_PROJECT")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parents[3]
+    return here if (here / "datasets").is_dir() else Path.cwd()
+
+
+def default_catalog_path() -> Path:
+    return Path(os.environ.get("SKEWBENCH_CATALOG", project_root() / "datasets" / "catalog.yaml"))
+
+
+def shared_data_dir() -> Path:
+    env = os.environ.get("SKEWBENCH_SHARED_DATA")
+    return Path(env) if env else (project_root().parent / "shared" / "data").resolve()
+
+
+@dataclass
+class Entry:
+    """One resolved catalog dataset."""
+
+    name: str
+    kind: str  # "synthetic" or "trace"
+    sets: list[str]
+    description: str = ""
+    spec: StreamSpec | None = None  # synthetic
+    trace: str | None = None  # trace format
+    inputs: list[Path] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    optional: bool = False
+
+    @property
+    def available(self) -> bool:
+        return self.kind == "synthetic" or all(p.exists() for p in self.inputs)
+
+    def params(self) -> dict[str, Any]:
+        """What determines the dataset's content (compared to decide whether to regenerate)."""
+        if self.spec is not None:
+            return self.spec.to_dict()
+        return {"format": self.trace, "inputs": [str(p) for p in self.inputs], **self.options}
+
+    def describe(self) -> str:
+        if self.spec is not None:
+            s = self.spec
+            alphas = sorted({p.alpha for p in s.phases})
+            a = ",".join(f"{x:g}" for x in alphas)
+            return (f"{s.generator} alpha={a} keys={s.n_keys} tuples={s.tuples} seed={s.seed}"
+                    + (f" cost={s.cost['model']}" if s.cost else ""))
+        return f"trace {self.trace} " + " ".join(str(p) for p in self.inputs)
+
+
+@dataclass
+class Catalog:
+    path: Path
+    entries: list[Entry]
+
+    def names(self) -> list[str]:
+        return [e.name for e in self.entries]
+
+    def sets(self) -> list[str]:
+        return sorted({s for e in self.entries for s in e.sets})
+
+    def select(self, names: list[str] | None = None, set_name: str | None = None) -> list[Entry]:
+        """Entries by name (in the order given) or by set; unknown names are an error."""
+        by_name = {e.name: e for e in self.entries}
+        if names:
+            unknown = [n for n in names if n not in by_name]
+            if unknown:
+                raise SkewbenchError(f"unknown dataset(s) {', '.join(unknown)} in {self.path}; "
+                                     f"known: {', '.join(self.names())}")
+            return [by_name[n] for n in names]
+        if set_name is None:
+            return list(self.entries)
+        if set_name not in self.sets():
+            raise SkewbenchError(f"unknown dataset set '{set_name}' in {self.path}; known: {', '.join(self.sets())}")
+        return [e for e in self.entries if set_name in e.sets]
+
+
+def load_catalog(path: str | os.PathLike | None = None, shared_data: str | os.PathLike | None = None) -> Catalog:
+    p = Path(path) if path is not None else default_catalog_path()
+    if not p.exists():
+        raise SkewbenchError(f"catalog {p} does not exist")
+    try:
+        doc = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as e:
+        raise SkewbenchError(f"{p}: not valid YAML: {str(e).splitlines()[0]}") from None
+    return parse_catalog(doc, p, Path(shared_data) if shared_data else shared_data_dir())
+
+
+def parse_catalog(doc: Any, path: Path, shared_data: Path) -> Catalog:
+    if not isinstance(doc, Mapping):
+        raise SkewbenchError(f"{path}: the catalog must be a mapping with 'version' and 'datasets'")
+    extra = set(doc) - {"version", "datasets"}
+    if extra:
+        raise SkewbenchError(f"{path}: unknown top-level field(s) {sorted(extra)} (version, datasets)")
+    if doc.get("version") != 1:
+        raise SkewbenchError(f"{path}: version must be 1, got {doc.get('version')!r}")
+    raw = doc.get("datasets")
+    if not isinstance(raw, list) or not raw:
+        raise SkewbenchError(f"{path}: 'datasets' must be a non-empty list")
+    entries: list[Entry] = []
+    for i, item in enumerate(raw):
+        where = f"{path}: dataset #{i + 1}"
+        if not isinstance(item, Mapping) or "name" not in item:
+            raise SkewbenchError(f"{where}: each dataset is a mapping with a 'name'")
+        where = f"{path}: dataset '{item['name']}'"
+        try:
+            entries.extend(_parse_entry(dict(item), shared_data))
+        except SkewbenchError as e:
+            raise SkewbenchError(f"{where}: {e}") from None
+        except (TypeError, ValueError, KeyError) as e:
+            raise SkewbenchError(f"{where}: bad value ({e})") from None
+    seen: set[str] = set()
+    for e in entries:
+        if e.name in seen:
+            raise SkewbenchError(f"{path}: duplicate dataset name '{e.name}'")
+        seen.add(e.name)
+    return Catalog(path, entries)
+
+
+def _parse_entry(item: dict[str, Any], shared_data: Path) -> list[Entry]:
+    sets = item.get("sets", [])
+    if not isinstance(sets, list) or not all(isinstance(s, str) for s in sets):
+        raise SkewbenchError("'sets' must be a list of names")
+    if "trace" in item:
+        extra = set(item) - TRACE_FIELDS
+        if extra:
+            raise SkewbenchError(f"unknown field(s) {sorted(extra)} for a trace entry (allowed: {sorted(TRACE_FIELDS)})")
+        from skewbench.datasets.traces import FORMATS
+
+        if item["trace"] not in FORMATS:
+            raise SkewbenchError(f"unknown trace format '{item['trace']}' ({', '.join(FORMATS)})")
+        inputs = item.get("inputs")
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if not inputs or not all(isinstance(x, str) for x in inputs):
+            raise SkewbenchError("'inputs' must be a path or a list of paths")
+        paths = [Path(x.replace("{shared_data}", str(shared_data))).expanduser() for x in inputs]
+        opts = {k: item[k] for k in ("key", "key_column", "time_column", "cost_column", "value_column",
+                                     "time_unit", "max_malformed") if k in item}
+        if "max_malformed" in opts and not 0 <= float(opts["max_malformed"]) <= 1:
+            raise SkewbenchError(f"max_malformed must be a fraction in [0, 1], got {opts['max_malformed']}")
+        return [Entry(item["name"], "trace", sets, item.get("description", ""), trace=item["trace"],
+                      inputs=paths, options=opts, optional=bool(item.get("optional", False)))]
+    extra = set(item) - SYNTHETIC_FIELDS
+    if extra:
+        raise SkewbenchError(f"unknown field(s) {sorted(extra)} (a synthetic entry takes {sorted(SYNTHETIC_FIELDS)}; "
+                             "a trace entry needs 'trace')")
+    if "generator" not in item:
+        raise SkewbenchError("needs 'generator' (zipf, drifting) or 'trace'")
+    matrix = item.pop("matrix", None) or {}
+    if not isinstance(matrix, Mapping) or set(matrix) - MATRIX_FIELDS:
+        raise SkewbenchError(f"'matrix' maps some of {sorted(MATRIX_FIELDS)} to lists of values")
+    axes = sorted(matrix)
+    out = []
+    for combo in itertools.product(*(matrix[a] for a in axes)) if axes else [()]:
+        one = {**item, **dict(zip(axes, combo))}
+        name = str(item["name"]).format(**{a: v for a, v in zip(axes, combo)}) if axes else str(item["name"])
+        if axes and name == item["name"]:
+            raise SkewbenchError("a matrix entry's name must be a template, e.g. 'zf-z{alpha}'")
+        out.append(Entry(name, "synthetic", sets, item.get("description", ""), spec=_synthetic_spec(one)))
+    return out
+
+
+def _synthetic_spec(item: Mapping[str, Any]) -> StreamSpec:
+    for req in ("keys", "seed"):
+        if req not in item:
+            raise SkewbenchError(f"needs '{req}'")
+    gen = item["generator"]
+    if gen == "zipf":
+        if "phases" in item:
+            raise SkewbenchError("a zipf entry takes alpha and tuples, not phases (use generator: drifting)")
+        for req in ("alpha", "tuples"):
+            if req not in item:
+                raise SkewbenchError(f"needs '{req}'")
+        phases = [{"tuples": item["tuples"], "alpha": item["alpha"]}]
+    elif gen == "drifting":
+        phases = item.get("phases")
+        if not isinstance(phases, list) or not phases:
+            raise SkewbenchError("a drifting entry needs a list of 'phases'")
+        bad = [set(p) - {"tuples", "alpha", "permutation", "rate_factor", "cost_factor", "repeat"}
+               for p in phases if isinstance(p, Mapping)]
+        if any(bad) or not all(isinstance(p, Mapping) for p in phases):
+            raise SkewbenchError(f"unknown phase field(s) {sorted(set().union(*bad))} "
+                                 "(tuples, alpha, permutation, rate_factor, cost_factor, repeat)")
+        if "alpha" in item:
+            phases = [{"alpha": item["alpha"], **p} for p in phases]
+        if "tuples" in item:
+            raise SkewbenchError("a drifting entry gives tuples per phase")
+    else:
+        raise SkewbenchError(f"unknown generator '{gen}' (zipf, drifting)")
+    d = {"generator": gen, "n_keys": item["keys"], "seed": item["seed"], "phases": phases,
+         "arrivals": item.get("arrivals"), "cost": item.get("cost")}
+    if "block_size" in item:
+        d["block_size"] = item["block_size"]
+    for k, v in (("keys", item["keys"]), ("seed", item["seed"])):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise SkewbenchError(f"'{k}' must be an integer, got {v!r}")
+    return StreamSpec.from_dict(d)
+
+
+def same_params(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Compare parameter dicts as JSON (tuples vs lists, int vs float keys normalised)."""
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)

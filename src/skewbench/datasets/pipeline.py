@@ -1,0 +1,87 @@
+"""Materialise catalog entries: generate or ingest, skip what is up to date, optionally validate.
+
+Shared by ``skewbench datasets generate catalog`` and the Airflow datasets DAG, so that both make
+the same decisions.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any, Callable
+
+from skewbench.datasets.catalog import Entry, same_params
+from skewbench.datasets.contract import METADATA_FILE, open_dataset
+from skewbench.errors import DatasetError, SkewbenchError
+
+
+def catalog_params(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The catalog parameters a dataset was made from, as recorded in its metadata."""
+    return meta.get("catalog_params") or (meta.get("params") if meta.get("kind") == "synthetic" else None)
+
+
+def is_up_to_date(entry: Entry, out: Path) -> bool:
+    """True when ``out`` holds a complete dataset made from exactly ``entry``'s parameters."""
+    if not (out / METADATA_FILE).exists():
+        return False
+    try:
+        meta = open_dataset(out).meta
+    except DatasetError:
+        return False
+    recorded = catalog_params(meta)
+    return recorded is not None and same_params(recorded, entry.params())
+
+
+def materialize(entry: Entry, root: Path, *, overwrite: bool = False, engine: str = "spark",
+                partitions: int | None = None, validate: bool = False,
+                bar: Callable[..., Any] | None = None, spark: Any = None) -> dict[str, Any]:
+    """Make ``root/entry.name`` hold ``entry``; returns ``{"status", "detail", "path", "meta"?}``.
+
+    Status is ``skipped`` (optional trace whose input is absent), ``up-to-date``, ``written``,
+    ``valid`` (written or kept, then validated) or ``failed`` (validation failed; the report's
+    message is the detail).  Bad inputs raise :class:`SkewbenchError`.
+    """
+    out = Path(root) / entry.name
+    if not entry.available:
+        missing = [str(p) for p in entry.inputs if not p.exists()]
+        if entry.optional:
+            return {"status": "skipped", "detail": f"input absent: {missing[0]}", "path": str(out)}
+        raise SkewbenchError(f"dataset '{entry.name}': input {missing[0]} does not exist")
+    if out.exists() and not (out / METADATA_FILE).exists() and any(out.iterdir()):
+        raise SkewbenchError(f"{out} exists and is not a skewbench dataset; move it away first")
+    progress = bar or (lambda *a, **k: nullcontext(None))
+    if not overwrite and is_up_to_date(entry, out):
+        status = {"status": "up-to-date", "detail": "", "path": str(out)}
+    else:
+        replace = out.exists()
+        if entry.spec is not None:
+            if engine == "spark":
+                from skewbench.spark import generate_on_spark, get_spark
+
+                with progress(None, f"{entry.name} (spark tasks)", unit="tasks") as update:
+                    meta = generate_on_spark(spark or get_spark(), entry.spec, out, partitions=partitions,
+                                             name=entry.name, overwrite=replace, progress=update)
+            else:
+                from skewbench.datasets.generators import generate
+
+                with progress(entry.spec.tuples, entry.name) as update:
+                    meta = generate(entry.spec, out, name=entry.name, overwrite=replace, progress=update)
+        else:
+            from skewbench.datasets.traces import ingest
+
+            with progress(None, f"ingest {entry.name}", unit="B") as update:
+                meta = ingest(entry.trace, list(entry.inputs), out, name=entry.name, overwrite=replace,
+                              progress=update, extra_meta={"catalog_params": entry.params()},
+                              **entry.options)
+        status = {"status": "written", "detail": f"{meta['tuples']:,} tuples, fingerprint {meta['fingerprint']}",
+                  "path": str(out)}
+    if validate:
+        from skewbench.validation import validate_dataset
+
+        report = validate_dataset(out, spark=spark)
+        if report.success:
+            status["status"] = "valid"
+        else:
+            status["status"] = "failed"
+            status["detail"] = report.message() if hasattr(report, "message") else str(report.failures)
+    return status

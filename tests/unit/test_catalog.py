@@ -1,0 +1,89 @@
+"""The dataset catalog: the shipped file loads; bad catalogs are clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from skewbench.datasets.catalog import load_catalog, parse_catalog
+from skewbench.datasets.generators import zipf_pmf
+from skewbench.errors import SkewbenchError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_shipped_catalog_loads_with_default_and_paper_sets():
+    cat = load_catalog(REPO / "datasets" / "catalog.yaml")
+    assert {"default", "paper"} <= set(cat.sets())
+    default = cat.select(set_name="default")
+    synthetic = [e for e in default if e.kind == "synthetic"]
+    assert len({e.spec.phases[0].alpha for e in synthetic if e.spec.generator == "zipf"}) >= 3
+    assert any(e.spec.generator == "drifting" for e in synthetic)
+    assert {"slashdot", "google-cluster", "debs2015-routes", "apache-log"} <= {e.name for e in default}
+    # small enough for the embedded run
+    assert sum(e.spec.tuples for e in synthetic) <= 10_000_000
+
+
+def test_paper_set_has_the_papers_sizes():
+    cat = load_catalog(REPO / "datasets" / "catalog.yaml")
+    paper = {e.name: e for e in cat.select(set_name="paper")}
+    # dchoices.spec.md 4.1: ZF with m = 1e7 over 1e4, 1e5, 1e6 keys, z = 0.1..2.0
+    zf = [e for n, e in paper.items() if n.startswith("dc-zf-")]
+    assert len(zf) == 60 and all(e.spec.tuples == 10_000_000 for e in zf)
+    assert {e.spec.n_keys for e in zf} == {10_000, 100_000, 1_000_000}
+    # the WP surrogate's p1 matches the trace's 9.32% (dchoices.spec.md 4.1 surrogates)
+    wp = paper["dc-wp-surrogate"].spec
+    assert abs(zipf_pmf(wp.n_keys, wp.phases[0].alpha)[0] - 0.0932) < 0.002
+    assert paper["osg-z1.0"].spec.tuples == 100_000 and paper["osg-z1.0"].spec.n_keys == 4096
+    assert paper["las-z1.0"].spec.tuples == 32_768
+    assert paper["las-fig6"].spec.tuples == 140_000 and len(paper["las-fig6"].spec.phases) == 7
+
+
+def _doc(**entry):
+    base = {"name": "a", "generator": "zipf", "keys": 10, "tuples": 100, "alpha": 1.0, "seed": 1}
+    base.update(entry)
+    return {"version": 1, "datasets": [{k: v for k, v in base.items() if v is not None}]}
+
+
+@pytest.mark.parametrize("doc,needle", [
+    (_doc(colour="red"), "colour"),
+    (_doc(alpha=-1.0), "alpha"),
+    (_doc(keys="many"), "keys"),
+    (_doc(generator="pareto"), "generator"),
+    (_doc(tuples=None), "tuples"),
+    (_doc(cost={"model": "levels", "levels": 4}), "cost model levels"),
+    (_doc(arrivals={"process": "bursty", "rate": 1}), "arrival process"),
+    ({"version": 2, "datasets": []}, "version"),
+    ({"version": 1, "datasets": [{"name": "a", "trace": "nope", "inputs": "x"}]}, "trace format"),
+    ({"version": 1, "datasets": [{"name": "a", "trace": "slashdot", "inputs": "x", "sep": ","}]}, "sep"),
+    ({"version": 1, "datasets": [_doc()["datasets"][0], _doc()["datasets"][0]]}, "duplicate"),
+    ({"version": 1, "datasets": [{"name": "z", "generator": "zipf", "keys": 10, "tuples": 10, "seed": 1,
+                                  "matrix": {"alpha": [1, 2]}}]}, "template"),
+])
+def test_bad_catalogs(tmp_path, doc, needle):
+    with pytest.raises(SkewbenchError, match=needle):
+        parse_catalog(doc, Path("c.yaml"), tmp_path)
+
+
+def test_shared_data_placeholder_and_selection(tmp_path):
+    doc = {"version": 1, "datasets": [
+        {"name": "t", "trace": "slashdot", "inputs": "{shared_data}/x.txt.gz", "optional": True, "sets": ["s"]},
+        {"name": "z{alpha}", "generator": "zipf", "keys": 10, "tuples": 10, "seed": 1, "matrix": {"alpha": [1, 2]}},
+    ]}
+    cat = parse_catalog(doc, Path("c.yaml"), tmp_path)
+    assert cat.names() == ["t", "z1", "z2"]
+    assert cat.entries[0].inputs == [tmp_path / "x.txt.gz"] and not cat.entries[0].available
+    assert [e.name for e in cat.select(set_name="s")] == ["t"]
+    with pytest.raises(SkewbenchError, match="unknown dataset set"):
+        cat.select(set_name="nope")
+    with pytest.raises(SkewbenchError, match="unknown dataset"):
+        cat.select(["z3"])
+
+
+def test_invalid_yaml(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("version: 1\ndatasets: [\n")
+    with pytest.raises(SkewbenchError, match="not valid YAML"):
+        load_catalog(p)
