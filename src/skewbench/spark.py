@@ -40,6 +40,7 @@ def get_spark(master: str | None = None, app_name: str = "skewbench", conf: Mapp
                .config("spark.ui.enabled", os.environ.get("SKEWBENCH_SPARK_UI", "false"))
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", os.environ.get("SKEWBENCH_SPARK_SHUFFLE_PARTITIONS", "16"))
                .config("spark.driver.memory", os.environ.get("SKEWBENCH_SPARK_DRIVER_MEMORY", "4g"))
                .config("spark.python.worker.reuse", "true"))
     for k, v in (conf or {}).items():
