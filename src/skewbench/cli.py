@@ -164,8 +164,8 @@ def generate_catalog(names: tuple[str, ...], root: str, set_name: str | None, ca
     for e in entries:
         status = materialize(e, Path(root), overwrite=overwrite, engine=engine, partitions=partitions,
                              validate=validate, bar=_bar)
-        click.echo(f"{e.name:32s} {status['status']:10s} {status.get('detail', '')}")
-        failures += status["status"] == "failed"
+        click.echo(f"{e.name:28s} {status['status']:10s} {status['validation'] or '':7s} {status['detail']}")
+        failures += status["validation"] == "failed"
     if failures:
         raise ValidationFailed(f"{failures} dataset(s) failed validation")
 

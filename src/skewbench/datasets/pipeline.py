@@ -35,23 +35,25 @@ def is_up_to_date(entry: Entry, out: Path) -> bool:
 def materialize(entry: Entry, root: Path, *, overwrite: bool = False, engine: str = "spark",
                 partitions: int | None = None, validate: bool = False,
                 bar: Callable[..., Any] | None = None, spark: Any = None) -> dict[str, Any]:
-    """Make ``root/entry.name`` hold ``entry``; returns ``{"status", "detail", "path", "meta"?}``.
+    """Make ``root/entry.name`` hold ``entry``; returns ``{"status", "validation", "detail", "path"}``.
 
-    Status is ``skipped`` (optional trace whose input is absent), ``up-to-date``, ``written``,
-    ``valid`` (written or kept, then validated) or ``failed`` (validation failed; the report's
-    message is the detail).  Bad inputs raise :class:`SkewbenchError`.
+    ``status`` is ``skipped`` (an optional trace whose input is absent), ``up-to-date`` (kept) or
+    ``written``; ``validation`` is ``None`` (not asked), ``valid`` or ``failed`` (the report's
+    message is then the detail).  Bad inputs raise :class:`SkewbenchError`.
     """
     out = Path(root) / entry.name
     if not entry.available:
         missing = [str(p) for p in entry.inputs if not p.exists()]
         if entry.optional:
-            return {"status": "skipped", "detail": f"input absent: {missing[0]}", "path": str(out)}
+            return {"status": "skipped", "validation": None, "detail": f"input absent: {missing[0]}",
+                    "path": str(out)}
         raise SkewbenchError(f"dataset '{entry.name}': input {missing[0]} does not exist")
     if out.exists() and not (out / METADATA_FILE).exists() and any(out.iterdir()):
         raise SkewbenchError(f"{out} exists and is not a skewbench dataset; move it away first")
     progress = bar or (lambda *a, **k: nullcontext(None))
     if not overwrite and is_up_to_date(entry, out):
         status = {"status": "up-to-date", "detail": "", "path": str(out)}
+        meta = open_dataset(out).meta
     else:
         replace = out.exists()
         if entry.spec is not None:
@@ -73,15 +75,14 @@ def materialize(entry: Entry, root: Path, *, overwrite: bool = False, engine: st
                 meta = ingest(entry.trace, list(entry.inputs), out, name=entry.name, overwrite=replace,
                               progress=update, extra_meta={"catalog_params": entry.params()},
                               **entry.options)
-        status = {"status": "written", "detail": f"{meta['tuples']:,} tuples, fingerprint {meta['fingerprint']}",
-                  "path": str(out)}
+        status = {"status": "written", "path": str(out)}
+    status["detail"] = f"{meta['tuples']:,} tuples, fingerprint {meta['fingerprint']}"
+    status["validation"] = None
     if validate:
         from skewbench.validation import validate_dataset
 
         report = validate_dataset(out, spark=spark)
-        if report.success:
-            status["status"] = "valid"
-        else:
-            status["status"] = "failed"
-            status["detail"] = report.message() if hasattr(report, "message") else str(report.failures)
+        status["validation"] = "valid" if report.success else "failed"
+        if not report.success:
+            status["detail"] = report.message()
     return status
