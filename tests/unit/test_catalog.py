@@ -21,7 +21,7 @@ def test_shipped_catalog_loads_with_default_and_paper_sets():
     synthetic = [e for e in default if e.kind == "synthetic"]
     assert len({e.spec.phases[0].alpha for e in synthetic if e.spec.generator == "zipf"}) >= 3
     assert any(e.spec.generator == "drifting" for e in synthetic)
-    assert {"slashdot", "google-cluster", "debs2015-routes", "apache-log"} <= {e.name for e in default}
+    assert {"slashdot", "google-cluster", "debs2015-routes", "debs2015-medallions", "apache-log"} <= {e.name for e in default}
     # small enough for the embedded run
     assert sum(e.spec.tuples for e in synthetic) <= 10_000_000
 
