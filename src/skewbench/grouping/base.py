@@ -1,0 +1,189 @@
+"""The grouping family's one interface: a stateful router, its registry and shared pieces.
+
+A *strategy* routes the tuples of one edge of a stream application from ``sources`` upstream
+instances to ``workers`` downstream instances.  Tuple ``seq`` belongs to source ``seq % sources``
+(the papers' round-robin shuffle into sources), and every source decides with its own local
+state only.  A strategy object holds that state for all sources and keeps it across calls to
+:meth:`Strategy.route`, so a stream can be fed in batches of any size, and a Spark task that
+owns one source can feed only that source's tuples: the assignments are the same either way.
+
+Times are milliseconds inside the grouping family (arrival times ``ts`` and execution times
+``cost``); the engine converts the dataset's seconds.
+
+Adding a strategy: write a module with a :class:`Strategy` subclass decorated with
+:func:`register`, and add the module to :data:`skewbench.grouping.registry.MODULES`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numba import njit
+
+from skewbench.errors import SkewbenchError
+from skewbench.hashing import mix64
+
+
+@dataclass
+class Batch:
+    """A slice of the stream in stream order (all tuples, or only some sources' tuples)."""
+
+    seq: np.ndarray  # int64, global stream positions, strictly increasing
+    key: np.ndarray  # int64, dense key ids
+    ts: np.ndarray  # float64, arrival times in ms, non-decreasing
+    cost: np.ndarray  # float64, execution times in ms (> 0); 1.0 when the dataset has none
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def take(self, mask_or_index: np.ndarray) -> "Batch":
+        return Batch(self.seq[mask_or_index], self.key[mask_or_index], self.ts[mask_or_index],
+                     self.cost[mask_or_index])
+
+
+@dataclass
+class WorkerModel:
+    """Per-worker speed: tuple ``seq`` on worker ``w`` runs ``cost * factors[p, w]`` ms, where
+    ``p`` is the last period with ``breaks[p] <= seq`` (``breaks[0] == 0``).
+
+    Uniform workers are one period of ones.  OSG's time-series experiment (osg.spec.md 4.6)
+    uses two periods switching at stream index 75,000.
+    """
+
+    breaks: np.ndarray  # int64[P]
+    factors: np.ndarray  # float64[P, n]
+
+    @staticmethod
+    def uniform(workers: int) -> "WorkerModel":
+        return WorkerModel(np.zeros(1, dtype=np.int64), np.ones((1, workers)))
+
+    @staticmethod
+    def periods(workers: int, periods: list[tuple[int, list[float]]]) -> "WorkerModel":
+        breaks = np.array([p[0] for p in periods], dtype=np.int64)
+        factors = np.array([p[1] for p in periods], dtype=np.float64)
+        if len(periods) == 0 or breaks[0] != 0 or np.any(np.diff(breaks) <= 0):
+            raise SkewbenchError("worker speed periods must start at 0 and increase")
+        if factors.shape != (len(periods), workers) or np.any(factors <= 0):
+            raise SkewbenchError(f"each worker speed period needs {workers} factors > 0")
+        return WorkerModel(breaks, factors)
+
+    def exec_times(self, seq: np.ndarray, cost: np.ndarray, worker: np.ndarray) -> np.ndarray:
+        """True execution time of each tuple on its assigned worker."""
+        p = np.searchsorted(self.breaks, seq, side="right") - 1
+        return cost * self.factors[p, worker]
+
+    @property
+    def is_uniform(self) -> bool:
+        return bool(np.all(self.factors == 1.0))
+
+
+class Strategy:
+    """Base class of all grouping strategies (see the module docstring).
+
+    Subclasses set :attr:`name`, :attr:`description`, :attr:`defaults` (every parameter with its
+    default value) and implement :meth:`_setup` and :meth:`route`.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    #: every parameter the strategy takes, with its default
+    defaults: ClassVar[dict[str, Any]] = {}
+    #: True when one scheduler sees the whole stream (OSG); the engine then uses sources = 1
+    single_source: ClassVar[bool] = False
+    #: True when decisions depend on costs/arrival times (the engine must pass real ones)
+    uses_costs: ClassVar[bool] = False
+    #: True when the result depends on the hash seed (False: one replay is enough for all seeds)
+    seeded: ClassVar[bool] = True
+
+    def __init__(self, workers: int, sources: int = 1, seed: int = 0,
+                 worker_model: WorkerModel | None = None, **params: Any):
+        if not isinstance(workers, (int, np.integer)) or workers < 1:
+            raise SkewbenchError(f"{self.name}: workers must be an integer >= 1, got {workers}")
+        if not isinstance(sources, (int, np.integer)) or sources < 1:
+            raise SkewbenchError(f"{self.name}: sources must be an integer >= 1, got {sources}")
+        if self.single_source and sources != 1:
+            raise SkewbenchError(f"{self.name} has a single scheduler: sources must be 1")
+        unknown = set(params) - set(self.defaults)
+        if unknown:
+            raise SkewbenchError(f"{self.name}: unknown parameter(s) {sorted(unknown)}; "
+                                 f"it takes {sorted(self.defaults) or 'none'}")
+        self.workers = int(workers)
+        self.sources = int(sources)
+        self.seed = int(seed)
+        self.worker_model = worker_model or WorkerModel.uniform(self.workers)
+        self.params: dict[str, Any] = {**self.defaults, **params}
+        self._setup()
+
+    def _setup(self) -> None:
+        """Validate ``self.params`` (raise SkewbenchError) and allocate the state."""
+
+    def route(self, batch: Batch) -> np.ndarray:
+        """Assign each tuple of ``batch`` to a worker (int64 array); keeps state across calls."""
+        raise NotImplementedError
+
+    def summary(self) -> dict[str, float]:
+        """Strategy-specific final statistics (e.g. D-C's mean d, OSG's RUN index), numbers only."""
+        return {}
+
+    def window_stats(self) -> dict[str, float]:
+        """Strategy-specific statistics sampled at the end of every metrics window."""
+        return {}
+
+    def describe_params(self) -> dict[str, Any]:
+        """Every parameter as used (defaults filled in and derived values resolved)."""
+        return dict(self.params)
+
+
+REGISTRY: dict[str, type[Strategy]] = {}
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    """Class decorator: make a strategy available by its :attr:`~Strategy.name`."""
+    if not cls.name or cls.name in REGISTRY:
+        raise ValueError(f"strategy name {cls.name!r} missing or taken")
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+# --------------------------------------------------------------------------------------------
+# the seeded hash family F_1..F_d shared by every source (dchoices.spec.md 2.0)
+
+def hash_seeds(seed: int, count: int) -> np.ndarray:
+    """``seed_i`` for ``F_1..F_count``: fixed per ``(seed, i)``, identical at every source."""
+    out = np.empty(count, dtype=np.uint64)
+    base = int(mix64(np.uint64(seed & 0xFFFFFFFFFFFFFFFF)))
+    for i in range(count):
+        out[i] = mix64(np.uint64((base + 0x632BE59BD9B4E019 * (i + 1)) & 0xFFFFFFFFFFFFFFFF))
+    return out
+
+
+@njit(inline="always", cache=True)
+def hash_choice(key, seed_i, n):
+    """``F_i(key) = fastrange(mix64(key XOR seed_i), n)``: a worker in ``[0, n)``."""
+    h = mix64(np.uint64(key) ^ seed_i)
+    return np.int64(((h >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+
+
+def hash_choice_py(key: int, seed_i: int, n: int) -> int:
+    """Plain-Python reference of :func:`hash_choice`, for tests."""
+    from skewbench.hashing import mix64_py
+
+    h = mix64_py((key & 0xFFFFFFFFFFFFFFFF) ^ seed_i)
+    return ((h >> 32) * n) >> 32
+
+
+def check_number(name: str, value: Any, low: float | None = None, high: float | None = None,
+                 integer: bool = False, low_open: bool = False) -> None:
+    """Raise a clear :class:`SkewbenchError` unless ``value`` is a number in range."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    ok = ok and math.isfinite(float(value)) and (not integer or float(value).is_integer())
+    if ok and low is not None:
+        ok = value > low if low_open else value >= low
+    if ok and high is not None:
+        ok = value <= high
+    if not ok:
+        rng = f"{'(' if low_open else '['}{low}, {high if high is not None else 'inf'}]"
+        raise SkewbenchError(f"{name} must be {'an integer' if integer else 'a number'} in {rng}, got {value!r}")
