@@ -1,0 +1,956 @@
+"""Online Shuffle Grouping (OSG) and its Full Knowledge baselines.
+
+Implements Rivetti, Anceaume, Busnel, Querzoni, Sericola, "Online Scheduling for Shuffle Grouping
+in Distributed Stream Processing Systems" (Middleware 2016) following ``osg.spec.md`` (cited as
+"spec"; A1-A20 are the entries of its section 6, S1-S3 and Algorithm I its section 2).
+
+Model (spec 1, 2, 4.8)
+----------------------
+One scheduler routes every tuple of the stream (``single_source``) to ``k`` instances.  Every
+instance is a FIFO queue without preemption, so the finishing time of a tuple is known the moment
+it is assigned: ``e_t = max(a_t, free[op]) + x_t`` with ``x_t = cost_t * factors[p, op]`` (the
+:class:`~skewbench.grouping.base.WorkerModel` period ``p`` of stream index ``seq``).  The kernel is
+the discrete-event single-pass design of spec 4.8:
+
+1. before tuple ``t`` (arrival ``a_t = ts[t]``), every pending control message with timestamp
+   ``<= a_t`` is delivered to the scheduler (S1 for sketches, S2 for sync replies) in
+   ``(timestamp, creation order)`` order; a message timestamped exactly ``a_t`` is delivered
+   before the tuple (spec 4.8 choice);
+2. the scheduler picks the instance (S3);
+3. the instance executes the tuple *eagerly* (Algorithm I): it updates ``C_act``, its Count-Min
+   pair ``(F, W)``, answers a piggy-backed sync request and runs its stability check.  Every
+   message it emits carries the timestamp ``e_t + latency`` and goes into a binary heap (kept in
+   preallocated arrays); shipped matrices are **copied** into a payload pool at that moment.
+
+All state (sketches ``float64[k, r, c]``, snapshots, phases, counters, ``C_act``, the scheduler's
+vectors and stored matrices, the pending-message heap, the payload pool, the free-at times) lives
+in numpy arrays owned by the strategy object, so :meth:`route` can be called batch after batch and
+gives exactly the assignments of one call on the whole stream.  The heap, the payload pool and the
+shipment log grow on demand: the kernel stops before a tuple when it lacks room, Python doubles
+the arrays and the kernel resumes at that tuple.  Cost per tuple: ``O(k + r)`` (stability checks
+cost ``O(r c)`` once every ``N`` executions of an instance).
+
+Hashing (spec 2.1.1)
+--------------------
+``h_i(x) = ((a_i * (x mod p) + b_i) mod p) mod c`` with ``p = 2^31 - 1`` in int64; ``a_i`` in
+``[1, p-1]`` and ``b_i`` in ``[0, p-1]`` are drawn by ``numpy.random.default_rng(seed mod 2^64)``:
+first ``a = rng.integers(1, p, size=r)``, then ``b = rng.integers(0, p, size=r)``
+(:func:`draw_hash`).  The same functions serve the scheduler and every instance; the strategy's
+``seed`` is the hash seed (A14).  Keys are the dataset's dense ids (``x mod p`` keeps the product
+in int64 for any id).  Test hooks: :meth:`OSG.set_hash` (e.g. ``a = 1, b = 0`` gives
+``h(v) = v mod c``, injective when ``c >= n``) and :meth:`OSG.set_hash_table` (an explicit
+``[r, n]`` table, e.g. a truly random hash for Theorem 4.3).
+
+Strategies
+----------
+``osg``
+    The full OSG.  Parameters (all with defaults, spec 2.5):
+
+    * ``window`` ``N = 1024``: executions between two stability checks of an instance.
+    * ``mu`` ``μ = 0.05``: stability tolerance on the drift ``η``.  Any non-NaN float:
+      ``inf`` ships at every check after the snapshot (exactly ``2N, 4N, ...``), a negative
+      value never ships (OSG then stays round robin for the whole stream).
+    * ``rows`` ``r = 4`` (``δ = 0.1``, A2; see :func:`cm_rows`).
+    * ``cols`` ``c = 54`` (A3: a parameter of its own).
+    * ``eps`` ``None``: when given, ``c = cm_columns(eps) = max(1, floor(e/eps))`` (``c = 1``
+      for ``eps >= 1``, as the paper's text says); giving both ``cols`` and ``eps`` is an error.
+    * ``latency`` ``d = 0.0`` ms: control-message latency (A17).
+    * ``variant`` ``"wl"`` (default; OSG-WL of spec 2.7, the recommended headline, A8) or
+      ``"literal"`` (accumulated work ``Ĉ`` of Listing 3.2).
+    * ``empty_cells`` ``"exclude"`` (default, A5) or ``"include"`` (ablation).
+    * ``stale_replies`` ``False`` (A7 flag, see below).
+
+``fk``
+    Full Knowledge (spec 2.6, A9).  ``variant``: ``"ideal"`` (default, FK-ideal: the greedy rule
+    with true costs from the first tuple; no sketches, no messages) or ``"osg"`` (FK-osg: the full
+    OSG state machine with default sketch parameters and exact estimates
+    ``ŵ_{t,op} = x_{t,op}``; class :class:`FullKnowledgeOSG` exposes it with any OSG
+    parameters).  ``semantics``: ``"wl"`` (default; ``argmin max(free_o, a)``, least-work-left
+    JSQ, FK-WL) or ``"literal"`` (``argmin`` of accumulated true work).  With identical costs and
+    lowest-index ties, FK-ideal literal is round robin ``t mod k`` exactly (spec 7.9).
+
+Instance, Algorithm I (spec 2.2)
+--------------------------------
+On executing tuple ``t`` (item ``v``, true time ``x``, finishing at ``e``): ``C_act += x``;
+``F[i, h_i(v)] += 1`` and ``W[i, h_i(v)] += x`` for every row; if ``t`` carries a request
+``(epoch, value)`` the reply ``(epoch, Δ)`` is emitted with ``Δ = C_act - value`` (literal; the
+carrier is already in ``C_act``, A7) or ``Δ = e - value`` (WL: the carrier's true finishing time,
+spec 2.7 item 4); then ``cnt += 1`` and at ``cnt = N``: ``cnt = 0`` and START takes the snapshot
+``S = R(F, W)`` and becomes STABILIZING (transition A), STABILIZING computes ``η`` and either
+re-snapshots (``η > μ``, B) or ships a copy of ``(F, W)``, zeroes them and returns to START
+(``η <= μ``, C).  The reply is emitted before the shipment when both happen on one tuple
+(spec 2.2 item 5).  ``R = W/F`` with ``R = 0`` on empty cells; ``η = Σ|S - R| / Σ S`` where the
+numerator runs over cells with ``S > 0`` (A5 "exclude") or over all cells ("include"), and
+``Σ S = 0`` counts as not stable (spec 2.1.4).  Cells are summed in row-major order.
+
+Scheduler, S1-S3 (spec 2.3)
+---------------------------
+Modes ``ROUND_ROBIN = 0``, ``SEND_ALL = 1``, ``WAIT_ALL = 2``, ``RUN = 3``.
+
+* S1 (sketches from ``op``): store them (a newer pair replaces the older); in ROUND_ROBIN, once
+  every instance has a pair, set ``Ĉ = 0`` (literal, A18) or ``E = now`` (WL, spec 2.7 item 1;
+  ``now`` is the message's timestamp, which is equivalent to the next arrival since every use is
+  ``max(E, a)``) and START_EPOCH; in any other mode START_EPOCH (an epoch in SEND_ALL or
+  WAIT_ALL is abandoned and counted).  START_EPOCH: ``epoch += 1``, ``send_idx = 0``, replies
+  cleared, SEND_ALL.
+* S2 (reply ``(e, Δ)`` from ``op``): dropped if ``e != epoch`` (unless ``stale_replies``);
+  accepted also in SEND_ALL (spec choice); in WAIT_ALL with all ``k`` replies every ``Ĉ[o]``
+  gets its ``Δ_o`` and the scheduler enters RUN.
+* S3 (tuple): ROUND_ROBIN sends to ``rr_ptr mod k``; SEND_ALL sends the ``i``-th tuple of the
+  epoch to instance ``i`` (restarting at 0 every epoch, A15), adds the estimate and attaches the
+  request with the value *after* the update; WAIT_ALL and RUN pick ``argmin Ĉ`` (literal) or
+  ``argmin max(E, a)`` (WL), lowest index on ties (A11), the current tuple's estimate not
+  compared, then ``Ĉ[op] += ŵ`` or ``E[op] = max(E[op], a) + ŵ``.
+* Estimate (spec 2.1.3): the row with the smallest count ``F[i, h_i(v)]`` (lowest row on ties),
+  ``ŵ = W/F`` there; when that count is 0 the instance-wide mean of row 0,
+  ``Σ_j W[0, j] / Σ_j F[0, j]`` (A6).
+* ``stale_replies = True`` (A7 option): a reply of an old epoch is applied at once
+  (``Ĉ[op] += Δ``) when no correction has been applied to ``op`` since its request was sent; an
+  epoch's correction is then ``Δ_o`` minus the corrections applied to ``o`` after its request
+  (with the flag off that is always 0, so the plain rule of S2 results).
+
+Choices taken from the spec
+---------------------------
+Body of the spec:
+
+* 2.1.1: Carter-Wegman ``((a x + b) mod p) mod c``, ``p = 2^31 - 1``, int64; one draw of
+  ``(a, b)`` per hash seed.  The hash is computed per tuple (``O(r)``) instead of a precomputed
+  ``H[i, v]`` table: key ids need not be bounded.
+* 2.1.3: lowest row on count ties; count 0 -> the A6 mean.  The ratio matrix is not
+  precomputed at delivery (the ``O(r)`` lookup is as cheap); results are identical.
+* 2.1.4: ``R = 0`` on empty cells; A5 numerator; ``Σ S = 0`` is "not stable".
+* 2.2 item 5: the reply goes out before the matrices when both happen on one tuple.
+* 2.3 S2: replies of the current epoch are accepted in SEND_ALL too.  S3: lowest index on
+  ties; the current tuple's estimate is not compared.
+* 2.7: OSG-WL as listed above; ``E = now`` on leaving ROUND_ROBIN; replies ``f_carrier - E``.
+* 4.8: eager execution at assignment time, messages stamped ``e + d``, delivery of everything
+  ``<= a_t`` before tuple ``t`` in ``(timestamp, creation order)`` order (assignment order; reply
+  before shipment for one tuple); the scheduler's clock is the arrival time ``ts`` (assumed
+  non-decreasing, as :class:`~skewbench.grouping.base.Batch` promises).
+
+Section 6:
+
+* A1 (cost scale), A10 (arrival process, empirical ``W̄``), A13 (gain), A14 (stream/hash seeds),
+  A19 (grids) and A20 (real data): the experiment driver's business; this module uses the costs
+  and arrival times it is given (ms) and the strategy ``seed`` as the hash seed.
+* A2: ``rows`` default 4 = ``ceil(log2(1/0.1))`` (:func:`cm_rows`).
+* A3: ``cols`` is its own parameter, default 54; ``eps`` -> :func:`cm_columns`.
+* A4: ``μ = 0.05`` kept; the first shipment needs ``2N`` executions; ``run_index`` logged.
+* A5: ``empty_cells = "exclude"`` by default, ``"include"`` as the ablation.
+* A6: unseen key (count 0) -> instance-wide mean of row 0 of the stored matrices.
+* A7: request value after the carrier's update; reply measured after the carrier (``C_act``
+  including it, or its finishing time under WL); corrections applied together at epoch end;
+  stale replies dropped and counted (``stale_replies_dropped``); abandoned epochs counted; the
+  optional ``stale_replies`` flag (off by default) as described above.
+* A8: both semantics, ``variant = "wl"`` the default (headline), ``"literal"`` the ablation;
+  :meth:`describe_params` records which one ran.
+* A9: FK-ideal is ``fk``'s default, FK-osg its ``variant = "osg"``.
+* A11: lowest index for rows and instances.
+* A12: the estimator uses ``F[i, h_i(v)]`` and ``c`` columns (nothing else to do in code).
+* A15: SEND_ALL restarts at instance 0 in every epoch.
+* A16: worker speed periods (``WorkerModel.breaks``) are decided by stream index.
+* A17: ``latency = 0`` by default, any ``d >= 0`` allowed.
+* A18: ``Ĉ`` untouched during ROUND_ROBIN and set to 0 when leaving it (``E = now`` under WL).
+
+Counting: ``shipments`` and ``replies`` count messages *sent* (every assigned tuple is executed
+eagerly, so messages still pending at the end of the stream are included);
+``control_messages = shipments + replies`` (requests are piggy-backed, spec 2.4).
+
+Summary (numbers only): ``run_index`` and ``send_all_index`` (``seq`` of the tuple before which
+RUN / SEND_ALL was first entered, -1 if never), ``shipments``, ``replies``, ``control_messages``,
+``shipments_delivered``, ``epochs_started``, ``epochs_completed``, ``epochs_abandoned``,
+``stale_replies_dropped``, ``stale_replies_applied``, ``mode`` and ``est_error``: the final
+``mean_op |Ĉ[op] - C_op|`` (literal) or ``mean_op |E[op] - free_op|`` (WL), NaN while the
+scheduler has never left ROUND_ROBIN.  :meth:`window_stats`: ``mode`` and cumulative
+``shipments``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from skewbench.errors import SkewbenchError
+from skewbench.grouping.base import Batch, Strategy, WorkerModel, check_number, register
+
+__all__ = ["OSG", "FK", "FullKnowledgeOSG", "cm_columns", "cm_rows", "draw_hash",
+           "PRIME", "ROUND_ROBIN", "SEND_ALL", "WAIT_ALL", "RUN", "MODE_NAMES"]
+
+#: the Carter-Wegman prime ``p = 2^31 - 1``
+PRIME = 2147483647
+
+ROUND_ROBIN, SEND_ALL, WAIT_ALL, RUN = 0, 1, 2, 3
+MODE_NAMES = ("ROUND_ROBIN", "SEND_ALL", "WAIT_ALL", "RUN")
+START, STABILIZING = 0, 1
+_SHIP, _REPLY = 1, 0
+
+# int64 scheduler/bookkeeping state vector ``si``
+S_MODE, S_RR, S_EPOCH, S_SEND, S_NREP, S_HAVE, S_MSGSEQ, S_HN, S_PERIOD = 0, 1, 2, 3, 4, 5, 6, 7, 8
+S_RUNIDX, S_SAIDX, S_SHIP, S_REPL, S_EDONE, S_EABAN, S_SDROP, S_SAPP = 9, 10, 11, 12, 13, 14, 15, 16
+S_LOGN, S_SDELIV, S_ESTART, S_PFN, S_NEED = 17, 18, 19, 20, 21
+_SI_LEN = 24
+# int64 parameters ``ip``
+I_K, I_R, I_C, I_N, I_WL, I_EXACT, I_INCL, I_STALE = 0, 1, 2, 3, 4, 5, 6, 7
+# float64 parameters ``sf``
+F_MU, F_LAT, F_SCALE = 0, 1, 2
+# per-instance int64 rows ``ii[row, op]``
+II_PHASE, II_CNT, II_EXEC, II_HAVE, II_REPLIED, II_CCNT = 0, 1, 2, 3, 4, 5
+# per-instance float64 rows ``fi[row, op]``
+FI_CACT, FI_FREE, FI_CHAT, FI_MEAN, FI_RVAL, FI_RCS, FI_CSUM = 0, 1, 2, 3, 4, 5, 6
+# sketches ``sk[which, op, r, c]``: live F, W, snapshot S, scheduler's stored F, W
+SK_F, SK_W, SK_S, SK_SF, SK_SW = 0, 1, 2, 3, 4
+# heap rows: floats (timestamp, value, corr_sum at request), ints (creation seq, kind, op,
+# epoch, payload slot, correction count at request)
+H_TIME, H_VAL, H_CS = 0, 1, 2
+H_SEQ, H_KIND, H_OP, H_EPOCH, H_SLOT, H_CC = 0, 1, 2, 3, 4, 5
+# shipment log rows (ints): instance, its executed count, seq of the shipping tuple
+L_OP, L_EXEC, L_SEQ = 0, 1, 2
+
+
+# --------------------------------------------------------------------------------------------
+# public helpers
+
+def cm_rows(delta: float) -> int:
+    """Count-Min rows ``r = ceil(log2(1/δ))`` (A2: base 2; ``δ = 0.1 -> 4``, ``0.25 -> 2``)."""
+    check_number("delta", delta, 0.0, 1.0, low_open=True)
+    if delta >= 1.0:
+        return 1
+    return max(1, math.ceil(math.log2(1.0 / float(delta)) - 1e-12))
+
+
+def cm_columns(eps: float) -> int:
+    """Count-Min columns ``c = max(1, floor(e/ε))`` (A3; ``0.05 -> 54``, ``0.001 -> 2718``) and
+    ``c = 1`` for ``ε >= 1`` (the paper: "a single entry per row" at ``ε = 1.0``)."""
+    check_number("eps", eps, 0.0, None, low_open=True)
+    if eps >= 1.0:
+        return 1
+    return max(1, math.floor(math.e / float(eps)))
+
+
+def draw_hash(seed: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Carter-Wegman parameters ``(a, b)`` (int64[rows] each) of hash seed ``seed``."""
+    rng = np.random.default_rng(int(seed) % (1 << 64))
+    a = rng.integers(1, PRIME, size=rows, dtype=np.int64)
+    b = rng.integers(0, PRIME, size=rows, dtype=np.int64)
+    return a, b
+
+
+# --------------------------------------------------------------------------------------------
+# numba pieces
+
+@njit(cache=True, inline="always")
+def _hash_cols(key, hp, table, r, c, cols):
+    if table.shape[1] > 0:
+        for i in range(r):
+            cols[i] = table[i, key]
+    else:
+        x = key % PRIME
+        for i in range(r):
+            cols[i] = ((hp[0, i] * x + hp[1, i]) % PRIME) % c
+
+
+@njit(cache=True, inline="always")
+def _estimate(sk, op, cols, r, mean):
+    """Spec 2.1.3 on the stored pair of ``op``: ratio in the row of the smallest count."""
+    best = sk[SK_SF, op, 0, cols[0]]
+    bi = 0
+    for i in range(1, r):
+        f = sk[SK_SF, op, i, cols[i]]
+        if f < best:
+            best = f
+            bi = i
+    if best > 0.0:
+        return sk[SK_SW, op, bi, cols[bi]] / best
+    return mean
+
+
+@njit(cache=True)
+def _estimate_many(Fm, Wm, mean, cols):
+    """Spec 2.1.3 for many keys on one pair ``(Fm, Wm)``; ``cols`` is int64[r, m]."""
+    r, m = cols.shape
+    out = np.empty(m)
+    for t in range(m):
+        best = Fm[0, cols[0, t]]
+        bi = 0
+        for i in range(1, r):
+            f = Fm[i, cols[i, t]]
+            if f < best:
+                best = f
+                bi = i
+        out[t] = Wm[bi, cols[bi, t]] / best if best > 0.0 else mean
+    return out
+
+
+@njit(cache=True)
+def _hless(hf, hi, a, b):
+    ta = hf[H_TIME, a]
+    tb = hf[H_TIME, b]
+    if ta < tb:
+        return True
+    if ta > tb:
+        return False
+    return hi[H_SEQ, a] < hi[H_SEQ, b]
+
+
+@njit(cache=True)
+def _hswap(hf, hi, a, b):
+    for q in range(hf.shape[0]):
+        tf = hf[q, a]
+        hf[q, a] = hf[q, b]
+        hf[q, b] = tf
+    for q in range(hi.shape[0]):
+        ti = hi[q, a]
+        hi[q, a] = hi[q, b]
+        hi[q, b] = ti
+
+
+@njit(cache=True)
+def _hpush(hf, hi, si, time, val, cs, kind, op, epoch, slot, cc):
+    j = si[S_HN]
+    si[S_HN] = j + 1
+    hf[H_TIME, j] = time
+    hf[H_VAL, j] = val
+    hf[H_CS, j] = cs
+    hi[H_SEQ, j] = si[S_MSGSEQ]
+    si[S_MSGSEQ] += 1
+    hi[H_KIND, j] = kind
+    hi[H_OP, j] = op
+    hi[H_EPOCH, j] = epoch
+    hi[H_SLOT, j] = slot
+    hi[H_CC, j] = cc
+    while j > 0:
+        p = (j - 1) // 2
+        if _hless(hf, hi, j, p):
+            _hswap(hf, hi, j, p)
+            j = p
+        else:
+            break
+
+
+@njit(cache=True)
+def _hpop(hf, hi, si):
+    """Remove the top (read it before calling)."""
+    n = si[S_HN] - 1
+    si[S_HN] = n
+    if n == 0:
+        return
+    _hswap(hf, hi, 0, n)
+    j = 0
+    while True:
+        left = 2 * j + 1
+        if left >= n:
+            break
+        m = left
+        right = left + 1
+        if right < n and _hless(hf, hi, right, left):
+            m = right
+        if _hless(hf, hi, m, j):
+            _hswap(hf, hi, j, m)
+            j = m
+        else:
+            break
+
+
+@njit(cache=True)
+def _start_epoch(si, ii, k, cur_seq):
+    if si[S_MODE] == SEND_ALL or si[S_MODE] == WAIT_ALL:
+        si[S_EABAN] += 1
+    si[S_EPOCH] += 1
+    si[S_ESTART] += 1
+    si[S_SEND] = 0
+    si[S_NREP] = 0
+    for o in range(k):
+        ii[II_REPLIED, o] = 0
+    si[S_MODE] = SEND_ALL
+    if si[S_SAIDX] < 0:
+        si[S_SAIDX] = cur_seq
+
+
+@njit(cache=True)
+def _on_ship(op, slot, mtime, cur_seq, ip, si, ii, fi, sk, pool, pool_free):
+    """Algorithm S1."""
+    k = ip[I_K]
+    r = ip[I_R]
+    c = ip[I_C]
+    sw = 0.0
+    sfc = 0.0
+    for i in range(r):
+        for j in range(c):
+            sk[SK_SF, op, i, j] = pool[slot, 0, i, j]
+            sk[SK_SW, op, i, j] = pool[slot, 1, i, j]
+    for j in range(c):
+        sw += sk[SK_SW, op, 0, j]
+        sfc += sk[SK_SF, op, 0, j]
+    fi[FI_MEAN, op] = sw / sfc if sfc > 0.0 else 0.0
+    pool_free[si[S_PFN]] = slot
+    si[S_PFN] += 1
+    si[S_SDELIV] += 1
+    if ii[II_HAVE, op] == 0:
+        ii[II_HAVE, op] = 1
+        si[S_HAVE] += 1
+    if si[S_MODE] == ROUND_ROBIN:
+        if si[S_HAVE] == k:
+            for o in range(k):
+                fi[FI_CHAT, o] = mtime if ip[I_WL] != 0 else 0.0
+            _start_epoch(si, ii, k, cur_seq)
+    else:
+        _start_epoch(si, ii, k, cur_seq)
+
+
+@njit(cache=True)
+def _on_reply(op, ep, delta, cs, cc, cur_seq, ip, si, ii, fi):
+    """Algorithm S2 (and the optional A7 stale rule)."""
+    k = ip[I_K]
+    if ep != si[S_EPOCH]:
+        if ip[I_STALE] != 0 and ii[II_CCNT, op] == cc:
+            fi[FI_CHAT, op] += delta
+            fi[FI_CSUM, op] += delta
+            ii[II_CCNT, op] += 1
+            si[S_SAPP] += 1
+        else:
+            si[S_SDROP] += 1
+        return
+    if ii[II_REPLIED, op] == 0:
+        ii[II_REPLIED, op] = 1
+        si[S_NREP] += 1
+        fi[FI_RVAL, op] = delta
+        fi[FI_RCS, op] = cs
+    if si[S_MODE] == WAIT_ALL and si[S_NREP] == k:
+        for o in range(k):
+            corr = fi[FI_RVAL, o] - (fi[FI_CSUM, o] - fi[FI_RCS, o])
+            fi[FI_CHAT, o] += corr
+            fi[FI_CSUM, o] += corr
+            ii[II_CCNT, o] += 1
+        si[S_MODE] = RUN
+        si[S_EDONE] += 1
+        if si[S_RUNIDX] < 0:
+            si[S_RUNIDX] = cur_seq
+
+
+@njit(cache=True)
+def _osg_kernel(seq, key, ts, cost, out, modes, start, ip, sf, si, hp, table, breaks, factors,
+                ii, fi, sk, hf, hi, pool, pool_free, lg, lg_t, cols):
+    """Route ``[start, n)``; returns the index reached (``< n``: grow ``si[S_NEED]``, resume)."""
+    k = ip[I_K]
+    r = ip[I_R]
+    c = ip[I_C]
+    N = ip[I_N]
+    wl = ip[I_WL] != 0
+    exact = ip[I_EXACT] != 0
+    include = ip[I_INCL] != 0
+    mu = sf[F_MU]
+    lat = sf[F_LAT]
+    scale = sf[F_SCALE]
+    n = seq.shape[0]
+    nper = breaks.shape[0]
+    hcap = hf.shape[1]
+    lcap = lg_t.shape[0]
+    for t in range(start, n):
+        a = ts[t]
+        s_t = seq[t]
+        # 1. deliver pending control messages with timestamp <= a (ties before the tuple)
+        while si[S_HN] > 0 and hf[H_TIME, 0] <= a:
+            mtime = hf[H_TIME, 0]
+            mval = hf[H_VAL, 0]
+            mcs = hf[H_CS, 0]
+            kind = hi[H_KIND, 0]
+            mop = hi[H_OP, 0]
+            mep = hi[H_EPOCH, 0]
+            slot = hi[H_SLOT, 0]
+            mcc = hi[H_CC, 0]
+            _hpop(hf, hi, si)
+            if kind == _SHIP:
+                _on_ship(mop, slot, mtime, s_t, ip, si, ii, fi, sk, pool, pool_free)
+            else:
+                _on_reply(mop, mep, mval, mcs, mcc, s_t, ip, si, ii, fi)
+        # room for one reply and one shipment
+        need = 0
+        if si[S_HN] + 2 > hcap:
+            need |= 1
+        if si[S_PFN] < 1:
+            need |= 2
+        if si[S_LOGN] + 1 > lcap:
+            need |= 4
+        if need != 0:
+            si[S_NEED] = need
+            return t
+        # worker speed period of this stream index
+        p = si[S_PERIOD]
+        while p + 1 < nper and breaks[p + 1] <= s_t:
+            p += 1
+        while p > 0 and breaks[p] > s_t:
+            p -= 1
+        si[S_PERIOD] = p
+        _hash_cols(key[t], hp, table, r, c, cols)
+        # 2. scheduler, S3
+        mode = si[S_MODE]
+        modes[t] = mode
+        carrier = False
+        req = 0.0
+        req_ep = 0
+        req_cs = 0.0
+        req_cc = 0
+        if mode == ROUND_ROBIN:
+            op = si[S_RR] % k
+            si[S_RR] += 1
+        else:
+            if mode == SEND_ALL:
+                op = si[S_SEND]
+                si[S_SEND] += 1
+            elif wl:
+                op = 0
+                best = fi[FI_CHAT, 0] if fi[FI_CHAT, 0] > a else a
+                for o in range(1, k):
+                    v = fi[FI_CHAT, o] if fi[FI_CHAT, o] > a else a
+                    if v < best:
+                        best = v
+                        op = o
+            else:
+                op = 0
+                best = fi[FI_CHAT, 0]
+                for o in range(1, k):
+                    if fi[FI_CHAT, o] < best:
+                        best = fi[FI_CHAT, o]
+                        op = o
+            if exact:
+                west = cost[t] * factors[p, op]
+            else:
+                west = _estimate(sk, op, cols, r, fi[FI_MEAN, op])
+            west = west * scale
+            if wl:
+                e0 = fi[FI_CHAT, op]
+                fi[FI_CHAT, op] = (e0 if e0 > a else a) + west
+            else:
+                fi[FI_CHAT, op] += west
+            if mode == SEND_ALL:
+                carrier = True
+                req = fi[FI_CHAT, op]
+                req_ep = si[S_EPOCH]
+                req_cs = fi[FI_CSUM, op]
+                req_cc = ii[II_CCNT, op]
+                if si[S_SEND] == k:
+                    si[S_MODE] = WAIT_ALL
+        out[t] = op
+        # 3. the instance executes the tuple eagerly (FIFO), Algorithm I
+        x = cost[t] * factors[p, op]
+        fo = fi[FI_FREE, op]
+        e = (fo if fo > a else a) + x
+        fi[FI_FREE, op] = e
+        fi[FI_CACT, op] += x
+        for i in range(r):
+            sk[SK_F, op, i, cols[i]] += 1.0
+            sk[SK_W, op, i, cols[i]] += x
+        if carrier:
+            delta = (e - req) if wl else (fi[FI_CACT, op] - req)
+            _hpush(hf, hi, si, e + lat, delta, req_cs, _REPLY, op, req_ep, -1, req_cc)
+            si[S_REPL] += 1
+        ii[II_EXEC, op] += 1
+        ii[II_CNT, op] += 1
+        if ii[II_CNT, op] >= N:
+            ii[II_CNT, op] = 0
+            if ii[II_PHASE, op] == START:
+                for i in range(r):
+                    for j in range(c):
+                        f = sk[SK_F, op, i, j]
+                        sk[SK_S, op, i, j] = sk[SK_W, op, i, j] / f if f > 0.0 else 0.0
+                ii[II_PHASE, op] = STABILIZING
+            else:
+                num = 0.0
+                den = 0.0
+                for i in range(r):
+                    for j in range(c):
+                        s = sk[SK_S, op, i, j]
+                        f = sk[SK_F, op, i, j]
+                        rr = sk[SK_W, op, i, j] / f if f > 0.0 else 0.0
+                        if include or s > 0.0:
+                            num += abs(s - rr)
+                        den += s
+                if den > 0.0 and num / den <= mu:
+                    si[S_PFN] -= 1
+                    slot = pool_free[si[S_PFN]]
+                    for i in range(r):
+                        for j in range(c):
+                            pool[slot, 0, i, j] = sk[SK_F, op, i, j]
+                            pool[slot, 1, i, j] = sk[SK_W, op, i, j]
+                            sk[SK_F, op, i, j] = 0.0
+                            sk[SK_W, op, i, j] = 0.0
+                    _hpush(hf, hi, si, e + lat, 0.0, 0.0, _SHIP, op, 0, slot, 0)
+                    si[S_SHIP] += 1
+                    ln = si[S_LOGN]
+                    lg[L_OP, ln] = op
+                    lg[L_EXEC, ln] = ii[II_EXEC, op]
+                    lg[L_SEQ, ln] = s_t
+                    lg_t[ln] = e
+                    si[S_LOGN] = ln + 1
+                    ii[II_PHASE, op] = START
+                else:
+                    for i in range(r):
+                        for j in range(c):
+                            f = sk[SK_F, op, i, j]
+                            sk[SK_S, op, i, j] = sk[SK_W, op, i, j] / f if f > 0.0 else 0.0
+    return n
+
+
+@njit(cache=True)
+def _fk_ideal_kernel(seq, ts, cost, out, k, wl, breaks, factors, st, chat, free):
+    """FK-ideal: greedy argmin with true costs from the first tuple (spec 2.6)."""
+    n = seq.shape[0]
+    nper = breaks.shape[0]
+    p = st[0]
+    for t in range(n):
+        a = ts[t]
+        s_t = seq[t]
+        while p + 1 < nper and breaks[p + 1] <= s_t:
+            p += 1
+        while p > 0 and breaks[p] > s_t:
+            p -= 1
+        op = 0
+        if wl:
+            best = free[0] if free[0] > a else a
+            for o in range(1, k):
+                v = free[o] if free[o] > a else a
+                if v < best:
+                    best = v
+                    op = o
+        else:
+            best = chat[0]
+            for o in range(1, k):
+                if chat[o] < best:
+                    best = chat[o]
+                    op = o
+        x = cost[t] * factors[p, op]
+        chat[op] += x
+        fo = free[op]
+        free[op] = (fo if fo > a else a) + x
+        out[t] = op
+    st[0] = p
+
+
+# --------------------------------------------------------------------------------------------
+# strategies
+
+def _batch_arrays(batch: Batch):
+    return (np.ascontiguousarray(batch.seq, dtype=np.int64),
+            np.ascontiguousarray(batch.key, dtype=np.int64),
+            np.ascontiguousarray(batch.ts, dtype=np.float64),
+            np.ascontiguousarray(batch.cost, dtype=np.float64))
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise SkewbenchError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, "
+                             f"got {value!r}")
+
+
+def _worker_arrays(wm: WorkerModel, workers: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+    breaks = np.ascontiguousarray(wm.breaks, dtype=np.int64)
+    factors = np.ascontiguousarray(wm.factors, dtype=np.float64)
+    if factors.ndim != 2 or factors.shape[1] != workers or factors.shape[0] != breaks.shape[0]:
+        raise SkewbenchError(f"{name}: the worker model needs factors of shape (periods, {workers})")
+    if breaks.shape[0] == 0 or breaks[0] != 0 or np.any(np.diff(breaks) <= 0) or np.any(factors <= 0):
+        raise SkewbenchError(f"{name}: worker model periods must start at 0 and increase, "
+                             "with factors > 0")
+    return breaks, factors
+
+
+@register
+class OSG(Strategy):
+    """Online Shuffle Grouping (see the module docstring)."""
+
+    name = "osg"
+    description = ("Online Shuffle Grouping: Count-Min execution-time estimates, greedy "
+                   "least-estimated-work scheduler with epoch resynchronisation")
+    defaults = {"window": 1024, "mu": 0.05, "rows": 4, "cols": 54, "eps": None, "latency": 0.0,
+                "variant": "wl", "empty_cells": "exclude", "stale_replies": False}
+    single_source = True
+    uses_costs = True
+    seeded = True
+    #: estimates are the true costs (FK-osg)
+    _exact = False
+
+    def __init__(self, workers: int, sources: int = 1, seed: int = 0,
+                 worker_model: WorkerModel | None = None, **params: Any):
+        self._given = set(params)
+        super().__init__(workers, sources, seed, worker_model, **params)
+
+    # -- setup ---------------------------------------------------------------------------
+    def _setup(self) -> None:
+        p = self.params
+        nm = self.name
+        check_number(f"{nm}: window", p["window"], 1, None, integer=True)
+        mu = p["mu"]
+        if (not isinstance(mu, (int, float, np.integer, np.floating)) or isinstance(mu, bool)
+                or math.isnan(float(mu))):
+            raise SkewbenchError(f"{nm}: mu must be a number (inf allowed), got {mu!r}")
+        check_number(f"{nm}: rows", p["rows"], 1, 64, integer=True)
+        if p["eps"] is not None:
+            if "cols" in self._given:
+                raise SkewbenchError(f"{nm}: give cols or eps, not both")
+            check_number(f"{nm}: eps", p["eps"], 0.0, None, low_open=True)
+            cols = cm_columns(p["eps"])
+        else:
+            check_number(f"{nm}: cols", p["cols"], 1, None, integer=True)
+            cols = int(p["cols"])
+        check_number(f"{nm}: latency", p["latency"], 0.0, None)
+        _check_choice(f"{nm}: variant", p["variant"], ("wl", "literal"))
+        _check_choice(f"{nm}: empty_cells", p["empty_cells"], ("exclude", "include"))
+        if not isinstance(p["stale_replies"], (bool, np.bool_)):
+            raise SkewbenchError(f"{nm}: stale_replies must be true or false, "
+                                 f"got {p['stale_replies']!r}")
+        k, r, c = self.workers, int(p["rows"]), cols
+        if k * r * c > 50_000_000:
+            raise SkewbenchError(f"{nm}: workers*rows*cols = {k * r * c} is too large")
+        self.rows, self.cols, self.window = r, c, int(p["window"])
+        self._breaks, self._factors = _worker_arrays(self.worker_model, k, nm)
+        self._ip = np.array([k, r, c, self.window, p["variant"] == "wl", self._exact,
+                             p["empty_cells"] == "include", bool(p["stale_replies"])],
+                            dtype=np.int64)
+        self._sf = np.array([float(mu), float(p["latency"]), 1.0])
+        a, b = draw_hash(self.seed, r)
+        self._hp = np.stack([a, b])
+        self._table = np.zeros((r, 0), dtype=np.int64)
+        self._si = np.zeros(_SI_LEN, dtype=np.int64)
+        self._si[S_RUNIDX] = -1
+        self._si[S_SAIDX] = -1
+        self._ii = np.zeros((6, k), dtype=np.int64)
+        self._fi = np.zeros((7, k))
+        self._sk = np.zeros((5, k, r, c))
+        hcap = 4 * k + 16
+        self._hf = np.zeros((3, hcap))
+        self._hi = np.zeros((6, hcap), dtype=np.int64)
+        pcap = 2 * k + 2
+        self._pool = np.zeros((pcap, 2, r, c))
+        self._pool_free = np.arange(pcap, dtype=np.int64)
+        self._si[S_PFN] = pcap
+        self._lg = np.zeros((3, 4 * k + 16), dtype=np.int64)
+        self._lg_t = np.zeros(4 * k + 16)
+        self._cols = np.zeros(r, dtype=np.int64)
+        #: mode (0..3) under which each tuple of the last batch was scheduled
+        self.last_modes = np.zeros(0, dtype=np.int8)
+
+    # -- test hooks ----------------------------------------------------------------------
+    def set_hash(self, a, b) -> None:
+        """Replace the Carter-Wegman parameters (test hook; call before routing)."""
+        a = np.asarray(a, dtype=np.int64).reshape(-1)
+        b = np.asarray(b, dtype=np.int64).reshape(-1)
+        if a.shape != (self.rows,) or b.shape != (self.rows,):
+            raise SkewbenchError(f"set_hash needs {self.rows} values of a and of b")
+        if np.any(a < 1) or np.any(a >= PRIME) or np.any(b < 0) or np.any(b >= PRIME):
+            raise SkewbenchError("set_hash: a must be in [1, p-1] and b in [0, p-1]")
+        self._hp = np.stack([a, b])
+
+    def set_hash_table(self, table) -> None:
+        """Use an explicit hash table ``H[i, key]`` (test hook, e.g. a truly random hash); keys
+        must then lie in ``[0, H.shape[1])``."""
+        table = np.ascontiguousarray(table, dtype=np.int64)
+        if table.ndim != 2 or table.shape[0] != self.rows or table.shape[1] < 1:
+            raise SkewbenchError(f"set_hash_table needs an int array of shape ({self.rows}, n)")
+        if np.any(table < 0) or np.any(table >= self.cols):
+            raise SkewbenchError(f"set_hash_table: columns must lie in [0, {self.cols})")
+        self._table = table
+
+    def set_estimate_scale(self, scale: float) -> None:
+        """Multiply every estimate by ``scale`` (test hook for spec 7.11's biased estimates)."""
+        check_number("scale", scale, 0.0, None, low_open=True)
+        self._sf[F_SCALE] = float(scale)
+
+    # -- routing -------------------------------------------------------------------------
+    def _grow(self, need: int) -> None:
+        if need & 1:
+            cap = self._hf.shape[1] * 2
+            hf = np.zeros((3, cap))
+            hi = np.zeros((6, cap), dtype=np.int64)
+            hn = self._si[S_HN]
+            hf[:, :hn] = self._hf[:, :hn]
+            hi[:, :hn] = self._hi[:, :hn]
+            self._hf, self._hi = hf, hi
+        if need & 2:
+            old = self._pool.shape[0]
+            pool = np.zeros((2 * old,) + self._pool.shape[1:])
+            pool[:old] = self._pool
+            nf = self._si[S_PFN]
+            free = np.empty(2 * old, dtype=np.int64)
+            free[:nf] = self._pool_free[:nf]
+            free[nf:nf + old] = np.arange(old, 2 * old)
+            self._si[S_PFN] = nf + old
+            self._pool, self._pool_free = pool, free
+        if need & 4:
+            cap = self._lg_t.shape[0] * 2
+            ln = self._si[S_LOGN]
+            lg = np.zeros((3, cap), dtype=np.int64)
+            lg_t = np.zeros(cap)
+            lg[:, :ln] = self._lg[:, :ln]
+            lg_t[:ln] = self._lg_t[:ln]
+            self._lg, self._lg_t = lg, lg_t
+
+    def route(self, batch: Batch) -> np.ndarray:
+        seq, key, ts, cost = _batch_arrays(batch)
+        n = len(seq)
+        out = np.empty(n, dtype=np.int64)
+        modes = np.empty(n, dtype=np.int8)
+        pos = 0
+        while pos < n:
+            pos = _osg_kernel(seq, key, ts, cost, out, modes, pos, self._ip, self._sf, self._si,
+                              self._hp, self._table, self._breaks, self._factors, self._ii,
+                              self._fi, self._sk, self._hf, self._hi, self._pool, self._pool_free,
+                              self._lg, self._lg_t, self._cols)
+            if pos < n:
+                need = int(self._si[S_NEED])
+                self._si[S_NEED] = 0
+                self._grow(need)
+        self.last_modes = modes
+        return out
+
+    # -- reporting -----------------------------------------------------------------------
+    @property
+    def mode(self) -> int:
+        return int(self._si[S_MODE])
+
+    def _est_error(self) -> float:
+        if self._si[S_ESTART] == 0:
+            return float("nan")
+        truth = self._fi[FI_FREE] if self._ip[I_WL] else self._fi[FI_CACT]
+        return float(np.mean(np.abs(self._fi[FI_CHAT] - truth)))
+
+    def summary(self) -> dict[str, float]:
+        si = self._si
+        return {
+            "run_index": int(si[S_RUNIDX]),
+            "send_all_index": int(si[S_SAIDX]),
+            "shipments": int(si[S_SHIP]),
+            "replies": int(si[S_REPL]),
+            "control_messages": int(si[S_SHIP] + si[S_REPL]),
+            "shipments_delivered": int(si[S_SDELIV]),
+            "epochs_started": int(si[S_ESTART]),
+            "epochs_completed": int(si[S_EDONE]),
+            "epochs_abandoned": int(si[S_EABAN]),
+            "stale_replies_dropped": int(si[S_SDROP]),
+            "stale_replies_applied": int(si[S_SAPP]),
+            "mode": int(si[S_MODE]),
+            "est_error": self._est_error(),
+        }
+
+    def window_stats(self) -> dict[str, float]:
+        return {"mode": float(self._si[S_MODE]), "shipments": float(self._si[S_SHIP])}
+
+    def describe_params(self) -> dict[str, Any]:
+        d = dict(self.params)
+        d["cols"] = self.cols
+        d["rows"] = self.rows
+        return d
+
+    # -- diagnostics ---------------------------------------------------------------------
+    def hash_columns(self, keys) -> np.ndarray:
+        """``h_i(key)`` for every row ``i`` and key: int64[r, len(keys)]."""
+        keys = np.asarray(keys, dtype=np.int64)
+        if self._table.shape[1] > 0:
+            return self._table[:, keys]
+        x = keys % PRIME
+        return ((self._hp[0][:, None] * x[None, :] + self._hp[1][:, None]) % PRIME) % self.cols
+
+    def estimates(self, keys, op: int, source: str = "store") -> np.ndarray:
+        """Spec 2.1.3 for ``keys`` on instance ``op``'s pair: the scheduler's stored pair
+        (``source="store"``, falls back on the A6 mean) or the instance's live sketches
+        (``"live"``)."""
+        cols = np.ascontiguousarray(self.hash_columns(keys))
+        if source == "store":
+            Fm, Wm, mean = self._sk[SK_SF, op], self._sk[SK_SW, op], self._fi[FI_MEAN, op]
+        elif source == "live":
+            Fm, Wm = self._sk[SK_F, op], self._sk[SK_W, op]
+            sf = Fm[0].sum()
+            mean = Wm[0].sum() / sf if sf > 0 else 0.0
+        else:
+            raise SkewbenchError("source must be 'store' or 'live'")
+        return _estimate_many(np.ascontiguousarray(Fm), np.ascontiguousarray(Wm), float(mean), cols)
+
+    def debug_state(self) -> dict[str, Any]:
+        """Copies of the whole state (for tests and debugging)."""
+        si, ii, fi, sk = self._si, self._ii, self._fi, self._sk
+        ln = int(si[S_LOGN])
+        return {
+            "mode": int(si[S_MODE]), "epoch": int(si[S_EPOCH]), "send_idx": int(si[S_SEND]),
+            "rr_ptr": int(si[S_RR]), "pending_messages": int(si[S_HN]),
+            "C_hat": fi[FI_CHAT].copy(), "C_act": fi[FI_CACT].copy(), "free": fi[FI_FREE].copy(),
+            "store_mean": fi[FI_MEAN].copy(), "have": ii[II_HAVE].astype(bool),
+            "phase": ii[II_PHASE].copy(), "cnt": ii[II_CNT].copy(),
+            "executed": ii[II_EXEC].copy(),
+            "F": sk[SK_F].copy(), "W": sk[SK_W].copy(), "S": sk[SK_S].copy(),
+            "store_F": sk[SK_SF].copy(), "store_W": sk[SK_SW].copy(),
+            "ship_op": self._lg[L_OP, :ln].copy(), "ship_executed": self._lg[L_EXEC, :ln].copy(),
+            "ship_seq": self._lg[L_SEQ, :ln].copy(), "ship_time": self._lg_t[:ln].copy(),
+            "hash_a": self._hp[0].copy(), "hash_b": self._hp[1].copy(),
+        }
+
+
+class FullKnowledgeOSG(OSG):
+    """FK-osg (spec 2.6): the full OSG state machine with exact estimates ``ŵ = x_{t,op}``.
+
+    Not registered under its own name: ``fk`` with ``variant="osg"`` runs it with the default
+    sketch parameters; this class takes every OSG parameter (``variant`` is the semantics)."""
+
+    name = "fk-osg"
+    description = "FK-osg: OSG's state machine with exact execution times"
+    _exact = True
+
+
+@register
+class FK(Strategy):
+    """Full Knowledge baselines FK-ideal and FK-osg (see the module docstring)."""
+
+    name = "fk"
+    description = "Full Knowledge: the greedy scheduler fed with true execution times"
+    defaults = {"variant": "ideal", "semantics": "wl"}
+    single_source = True
+    uses_costs = True
+    seeded = True  # FK-osg depends on the hash seed; an FK-ideal instance sets False
+
+    def _setup(self) -> None:
+        p = self.params
+        _check_choice("fk: variant", p["variant"], ("ideal", "osg"))
+        _check_choice("fk: semantics", p["semantics"], ("wl", "literal"))
+        self._wl = p["semantics"] == "wl"
+        self._engine: OSG | None = None
+        if p["variant"] == "osg":
+            self._engine = FullKnowledgeOSG(self.workers, 1, self.seed, self.worker_model,
+                                            variant=p["semantics"])
+            return
+        self.seeded = False
+        self._breaks, self._factors = _worker_arrays(self.worker_model, self.workers, self.name)
+        self._st = np.zeros(1, dtype=np.int64)
+        self._chat = np.zeros(self.workers)
+        self._free = np.zeros(self.workers)
+
+    def route(self, batch: Batch) -> np.ndarray:
+        if self._engine is not None:
+            return self._engine.route(batch)
+        seq, _, ts, cost = _batch_arrays(batch)
+        out = np.empty(len(seq), dtype=np.int64)
+        _fk_ideal_kernel(seq, ts, cost, out, self.workers, self._wl, self._breaks, self._factors,
+                         self._st, self._chat, self._free)
+        return out
+
+    @property
+    def engine(self) -> OSG | None:
+        """The FK-osg engine (``None`` for FK-ideal)."""
+        return self._engine
+
+    def summary(self) -> dict[str, float]:
+        if self._engine is not None:
+            return self._engine.summary()
+        return {"run_index": 0, "send_all_index": -1, "shipments": 0, "replies": 0,
+                "control_messages": 0, "shipments_delivered": 0, "epochs_started": 0,
+                "epochs_completed": 0, "epochs_abandoned": 0, "stale_replies_dropped": 0,
+                "stale_replies_applied": 0, "mode": RUN, "est_error": 0.0}
+
+    def window_stats(self) -> dict[str, float]:
+        if self._engine is not None:
+            return self._engine.window_stats()
+        return {"mode": float(RUN), "shipments": 0.0}
+
+    def debug_state(self) -> dict[str, Any]:
+        if self._engine is not None:
+            return self._engine.debug_state()
+        return {"C_hat": self._chat.copy(), "free": self._free.copy(), "C_act": self._chat.copy()}
