@@ -51,10 +51,11 @@ def get_spark(master: str | None = None, app_name: str = "skewbench", conf: Mapp
 
 
 def run_tasks(spark, fn: Callable[[int], Any], n_tasks: int, description: str = "spark",
-              progress: Callable[[int], None] | None = None) -> list[Any]:
-    """Run ``fn(i)`` for ``i in range(n_tasks)``, one Spark task each, and collect the results.
+              progress: Callable[[int], None] | None = None, partitions: int | None = None) -> list[Any]:
+    """Run ``fn(i)`` for ``i in range(n_tasks)`` on Spark and collect the results in order.
 
-    ``progress`` is called with the number of newly finished tasks while the job runs.
+    By default each ``i`` is its own Spark task; ``partitions`` groups them into that many.
+    ``progress`` is called with the number of newly finished Spark tasks while the job runs.
     """
     sc = spark.sparkContext
     group = f"skewbench-{os.getpid()}-{time.monotonic_ns()}"
@@ -63,7 +64,7 @@ def run_tasks(spark, fn: Callable[[int], Any], n_tasks: int, description: str = 
     def job() -> None:
         sc.setJobGroup(group, description)
         try:
-            rdd = sc.parallelize(range(n_tasks), n_tasks)
+            rdd = sc.parallelize(range(n_tasks), max(1, min(n_tasks, partitions or n_tasks)))
             result["value"] = rdd.mapPartitions(lambda it: [fn(i) for i in it]).collect()
         except BaseException as e:  # re-raised in the caller's thread
             result["error"] = e
@@ -88,9 +89,20 @@ def run_tasks(spark, fn: Callable[[int], Any], n_tasks: int, description: str = 
             done = finished
     if "error" in result:
         raise result["error"]
-    if progress is not None and n_tasks > done:
-        progress(n_tasks - done)
+    n_spark = max(1, min(n_tasks, partitions or n_tasks))
+    if progress is not None and n_spark > done:
+        progress(n_spark - done)
     return result["value"]
+
+
+def spark_executor(spark, partitions: int | None = None, progress: Callable[[str], None] | None = None):
+    """An executor for :func:`skewbench.grouping.engine.replay`: each item one Spark task."""
+
+    def execute(fn: Callable[[Any], Any], items: Sequence[Any], description: str = "") -> list[Any]:
+        items = list(items)
+        return run_tasks(spark, lambda i: fn(items[i]), len(items), description, partitions=partitions)
+
+    return execute
 
 
 def generate_on_spark(spark, spec: StreamSpec, out_dir: str | os.PathLike, partitions: int | None = None,
@@ -124,4 +136,4 @@ def generate_on_spark(spark, spec: StreamSpec, out_dir: str | os.PathLike, parti
         raise
 
 
-__all__: Sequence[str] = ["get_spark", "run_tasks", "generate_on_spark"]
+__all__: Sequence[str] = ["get_spark", "run_tasks", "spark_executor", "generate_on_spark"]

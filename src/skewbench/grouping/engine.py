@@ -1,0 +1,742 @@
+"""The grouping replay engine: route a dataset through a grid of cells, simulate worker queues,
+and compute the metrics of the D-Choices and OSG papers.
+
+Model
+-----
+* **Sources.** Tuple ``seq`` belongs to source ``seq % s`` (dchoices.spec.md 1.3); each source
+  routes with its own state.  A strategy with a single scheduler (OSG) runs with ``s = 1``.
+* **Workers.** Each worker is a FIFO queue without preemption: a tuple arriving at ``a`` on a
+  worker free at ``free`` starts at ``max(a, free)`` and completes at ``e = start + x``, where
+  ``x`` is its execution time (the dataset's ``cost`` in ms, times the worker's speed factor;
+  ``1.0`` ms when the dataset has no cost).  Completion time (OSG's ``l``) is ``e - a``.
+* **Arrival times.** ``dataset``: the dataset's ``ts`` (seconds, converted to ms).
+  ``provisioning = P`` (percent, osg.spec.md 4.3): deterministic arrivals ``a_t = t * tau`` with
+  ``tau = W * P / (100 n)``, ``W`` the stream's empirical mean execution time; ``P = 100`` is
+  critical load.
+
+Execution
+---------
+A replay is a list of independent tasks and a pure combination of their results:
+
+1. a pre-pass over the dataset: key counts (true head membership), the mean cost;
+2. **route tasks**, one per (cell, source): feed that source's tuples to a fresh strategy
+   object, write the worker of each tuple to a scratch file, and return per-worker and
+   per-window counts, per-key replica bit sets and the strategy's statistics;
+3. **queue tasks**, one per (cell, group of workers): re-read arrival and execution times and
+   the cell's assignments ("shuffled by assigned worker"), simulate those workers' queues, and
+   return latency sums, maxima and log-spaced histograms, overall and per window;
+4. the driver combines the partial results, in a fixed order, into one summary row per cell and
+   one series row per (cell, window).
+
+Each task's result depends only on the dataset and its own coordinates and partial results are
+combined in cell, source and worker order, so the output is bit-identical whether the tasks run
+in this process or as Spark tasks, with any number of partitions or executors.
+
+Metrics (per cell)
+------------------
+* ``imbalance``: ``max_w c_w / m - 1/n`` (dchoices.spec.md 1.2, 3.1), and ``imbalance_rel``
+  ``(max - avg) / avg``; ``imbalance_avg``: the mean of the cumulative imbalance over windows
+  (A2); per window, cumulative and per-window imbalance (3.2).
+* Completion time mean, p50, p95, p99, max (quantiles from log-spaced histograms with bins
+  ``10^-4`` wide in relative terms, clamped to the exact minimum and maximum; per window
+  ``10^-2``), the largest per-worker mean (dchoices.spec.md 3.6), mean queueing delay,
+  throughput ``m / (last completion - first arrival)``.
+* ``speedup_vs_rr``: ``sum l_RR / sum l`` against round robin (``t mod n``) on the same arrivals
+  and costs (osg.spec.md 3.3), and ``gain_vs_rr = 1 - mean l / mean l_RR``.
+* Memory (dchoices.spec.md 3.5): ``pairs`` (distinct (key, worker) pairs), ``replication``
+  (pairs per distinct key), ``replicas_max``, ``replicas_head_mean`` over the true head
+  (``f_k / m >= 1/(5n)``), and head/tail load per worker (3.3).
+* The strategy's own statistics (``d``, head size, OSG's RUN index, ...), and the simulator's
+  throughput.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+from numba import njit
+
+from skewbench.datasets.contract import Dataset, open_dataset
+from skewbench.errors import SkewbenchError
+from skewbench.grouping import registry
+from skewbench.grouping.base import Batch, WorkerModel
+
+BATCH = 1 << 20
+# latency histograms: bin i covers [L0 * R^i, L0 * R^(i+1)) milliseconds
+HIST_L0 = 1e-6
+FINE_LOG_R = math.log1p(1e-4)
+COARSE_LOG_R = math.log1p(1e-2)
+FINE_BINS = int(math.ceil(math.log(1e13 / HIST_L0) / FINE_LOG_R))
+COARSE_BINS = int(math.ceil(math.log(1e13 / HIST_L0) / COARSE_LOG_R))
+DEFAULT_WINDOWS = 100
+
+
+# --------------------------------------------------------------------------------------------
+# configuration
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the grid: a strategy with its parameters, replayed with one hash seed."""
+
+    strategy: str
+    workers: int
+    sources: int
+    seed: int
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def param_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    @property
+    def cell_id(self) -> str:
+        text = json.dumps([self.strategy, self.workers, self.sources, self.seed, list(self.params)],
+                          sort_keys=True, default=str)
+        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+    def make(self, worker_model: WorkerModel) -> Any:
+        cls = registry.get(self.strategy)
+        return cls(self.workers, self.sources, self.seed, worker_model=worker_model, **self.param_dict)
+
+
+@dataclass
+class ReplayConfig:
+    """Everything except the cells that determines a replay's results."""
+
+    window: int | None = None  # tuples per window (default: m / 100, at least 1)
+    window_seconds: float | None = None  # or windows of dataset time
+    provisioning: float | None = None  # percent; None = the dataset's arrival times
+    worker_speed: list[tuple[int, list[float]]] | None = None  # periods (start seq, factors)
+    queue_groups: int = 1  # queue tasks per cell (workers are split into this many groups)
+
+    def check(self) -> None:
+        if self.window is not None and (not isinstance(self.window, int) or self.window < 1):
+            raise SkewbenchError(f"window must be a number of tuples >= 1, got {self.window}")
+        if self.window_seconds is not None and not self.window_seconds > 0:
+            raise SkewbenchError(f"window must be > 0 seconds, got {self.window_seconds}")
+        if self.provisioning is not None and not (0 < self.provisioning < 1e6):
+            raise SkewbenchError(f"provisioning must be a percentage > 0, got {self.provisioning}")
+        if self.queue_groups < 1:
+            raise SkewbenchError("queue_groups must be >= 1")
+
+
+def grid(strategies: Sequence[str], workers: Sequence[int], sources: Sequence[int], seeds: Sequence[int],
+         params: dict[str, dict[str, list[Any]]] | None = None) -> list[Cell]:
+    """The cartesian grid of cells; strategy parameters vary per strategy (``params[name][p]``).
+
+    A single-scheduler strategy gets ``sources = 1`` once, whatever ``sources`` lists.
+    """
+    import itertools
+
+    params = params or {}
+    for name in strategies:
+        registry.get(name)  # unknown names fail here, before any work
+    unknown = set(params) - set(strategies)
+    if unknown:
+        raise SkewbenchError(f"parameters given for strategies not in the grid: {sorted(unknown)}")
+    for w in workers:
+        if not isinstance(w, (int, np.integer)) or w < 1:
+            raise SkewbenchError(f"workers must be integers >= 1, got {w}")
+    for s in sources:
+        if not isinstance(s, (int, np.integer)) or s < 1:
+            raise SkewbenchError(f"sources must be integers >= 1, got {s}")
+    cells: list[Cell] = []
+    seen: set[Cell] = set()
+    for name in strategies:
+        cls = registry.get(name)
+        p = params.get(name, {})
+        bad = set(p) - set(cls.defaults)
+        if bad:
+            raise SkewbenchError(f"{name}: unknown parameter(s) {sorted(bad)}; it takes {sorted(cls.defaults) or 'none'}")
+        axes = sorted(p)
+        for combo in itertools.product(*(p[a] for a in axes)) if axes else [()]:
+            for n in workers:
+                for s in sources:
+                    for seed in seeds:
+                        c = Cell(name, int(n), 1 if cls.single_source else int(s), int(seed),
+                                 tuple(zip(axes, combo)))
+                        if c not in seen:
+                            seen.add(c)
+                            cells.append(c)
+    # validate every parameter combination now (constructing is cheap), not inside a task
+    for c in cells:
+        c.make(WorkerModel.uniform(c.workers))
+    return cells
+
+
+# --------------------------------------------------------------------------------------------
+# the pre-pass
+
+@dataclass
+class Prepass:
+    """Stream-wide facts every task needs.  ``key_counts`` travels as a file in the scratch
+    directory (it can be large), so the object shipped to Spark tasks stays small."""
+
+    tuples: int
+    n_keys: int
+    key_counts: np.ndarray | None
+    mean_cost: float
+    has_cost: bool
+    window_ends: np.ndarray  # int64: seq of the last tuple of each window (inclusive ends + 1)
+    ts_first: float
+    ts_last: float
+
+
+def prepass(ds: Dataset, config: ReplayConfig) -> Prepass:
+    m = ds.tuples
+    if m == 0:
+        raise SkewbenchError(f"dataset {ds.name} is empty: nothing to replay")
+    counts = np.zeros(ds.n_keys, dtype=np.int64)
+    has_cost = "cost" in ds.columns
+    cost_sum = 0.0
+    ts_first = ts_last = 0.0
+    time_ends: list[int] = []
+    next_edge = None
+    cols = ["seq", "ts", "key"] + (["cost"] if has_cost else [])
+    for b in ds.iter_batches(cols, BATCH):
+        counts += np.bincount(b["key"], minlength=ds.n_keys)
+        if has_cost:
+            cost_sum += float(np.sum(b["cost"]))
+        if b["seq"][0] == 0:
+            ts_first = float(b["ts"][0])
+        ts_last = float(b["ts"][-1])
+        if config.window_seconds is not None:
+            w = config.window_seconds
+            if next_edge is None:
+                next_edge = ts_first + w
+            ts = b["ts"]
+            while ts[-1] >= next_edge:
+                idx = int(np.searchsorted(ts, next_edge, side="left"))
+                time_ends.append(int(b["seq"][0]) + idx)
+                next_edge += w
+    if config.window_seconds is not None:
+        ends = np.array(sorted(set(e for e in time_ends if 0 < e < m)) + [m], dtype=np.int64)
+    else:
+        w = config.window or max(1, -(-m // DEFAULT_WINDOWS))
+        ends = np.minimum(np.arange(w, m + w, w, dtype=np.int64), m)
+    mean_cost = cost_sum / m if has_cost else 1.0
+    return Prepass(m, ds.n_keys, counts, mean_cost, has_cost, ends, ts_first, ts_last)
+
+
+def arrival_times(seq: np.ndarray, ts_seconds: np.ndarray, pre: Prepass, config: ReplayConfig,
+                  workers: int) -> np.ndarray:
+    """Arrival times in ms for a batch, per the replay's time mode."""
+    if config.provisioning is None:
+        return ts_seconds * 1000.0
+    tau = pre.mean_cost * config.provisioning / (100.0 * workers)
+    return seq.astype(np.float64) * tau
+
+
+def _worker_model(config: ReplayConfig, workers: int) -> WorkerModel:
+    if not config.worker_speed:
+        return WorkerModel.uniform(workers)
+    return WorkerModel.periods(workers, config.worker_speed)
+
+
+# --------------------------------------------------------------------------------------------
+# route tasks
+
+@dataclass
+class RoutePartial:
+    cell: int
+    source: int
+    counts: np.ndarray  # int64[n]
+    window_counts: np.ndarray  # int64[T, n]
+    head_counts: np.ndarray  # int64[n]: tuples of true-head keys per worker
+    pairs_file: str
+    stats: dict[str, float]
+    window_stats: list[dict[str, float]]
+    route_seconds: float
+    tuples: int
+
+
+@njit(cache=True)
+def _mark_pairs(bits, keys, workers):
+    for i in range(keys.shape[0]):
+        w = workers[i]
+        bits[keys[i], w >> 6] |= np.uint64(1) << np.uint64(w & 63)
+
+
+def _key_counts(pre: Prepass, scratch: str) -> np.ndarray:
+    if pre.key_counts is not None:
+        return pre.key_counts
+    return np.load(os.path.join(scratch, "key_counts.npy"))
+
+
+def _assign_path(scratch: str, cell: int, source: int) -> str:
+    return os.path.join(scratch, f"assign-c{cell:05d}-s{source:04d}.npy")
+
+
+def route_task(ds_path: str, cells: Sequence[Cell], cell_idx: int, source: int, pre: Prepass,
+               config: ReplayConfig, scratch: str) -> RoutePartial:
+    """Route source ``source``'s tuples of cell ``cell_idx``; write the assignment to scratch."""
+    ds = open_dataset(ds_path)
+    key_counts = _key_counts(pre, scratch)
+    cell = cells[cell_idx]
+    n, s = cell.workers, cell.sources
+    strat = cell.make(_worker_model(config, n))
+    head_mask = key_counts >= pre.tuples / (5.0 * n)
+    T = len(pre.window_ends)
+    counts = np.zeros(n, dtype=np.int64)
+    wcounts = np.zeros((T, n), dtype=np.int64)
+    head_counts = np.zeros(n, dtype=np.int64)
+    words = (n + 63) // 64
+    bits = np.zeros((pre.n_keys, words), dtype=np.uint64)
+    m_source = len(range(source, pre.tuples, s))
+    dtype = np.int16 if n <= np.iinfo(np.int16).max else np.int32
+    out = np.lib.format.open_memmap(_assign_path(scratch, cell_idx, source), mode="w+", dtype=dtype,
+                                    shape=(m_source,))
+    pos = 0
+    wstats: list[dict[str, float]] = []  # strategy statistics at the end of each window
+    elapsed = 0.0
+    cols = ["seq", "ts", "key"] + (["cost"] if pre.has_cost else [])
+    for b in ds.iter_batches(cols, BATCH):
+        if s > 1:
+            sel = (b["seq"] % s) == source
+            b = {c: v[sel] for c, v in b.items()}
+        seq = b["seq"]
+        if len(seq) == 0:
+            continue
+        cost = b["cost"] if pre.has_cost else np.ones(len(seq))
+        batch = Batch(seq, b["key"], arrival_times(seq, b["ts"], pre, config, n), cost)
+        widx = np.searchsorted(pre.window_ends, seq, side="right")
+        cuts = np.flatnonzero(np.diff(widx)) + 1
+        for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(seq)]])):
+            t = int(widx[lo])
+            t0 = time.perf_counter()
+            w = strat.route(batch.take(slice(lo, hi)))
+            elapsed += time.perf_counter() - t0
+            out[pos:pos + (hi - lo)] = w
+            pos += hi - lo
+            counts += np.bincount(w, minlength=n)
+            wcounts[t] += np.bincount(w, minlength=n)
+            keys = batch.key[lo:hi]
+            head_counts += np.bincount(w[head_mask[keys]], minlength=n)
+            _mark_pairs(bits, keys, w.astype(np.int64))
+            if seq[hi - 1] + s >= pre.window_ends[t]:  # this source's last tuple of window t
+                while len(wstats) <= t:
+                    wstats.append(strat.window_stats())
+    while len(wstats) < T:
+        wstats.append(strat.window_stats())
+    out.flush()
+    del out
+    if pos != m_source:
+        raise RuntimeError(f"internal: routed {pos} tuples for source {source}, expected {m_source}")
+    pairs_file = os.path.join(scratch, f"pairs-c{cell_idx:05d}-s{source:04d}.npy")
+    np.save(pairs_file, bits)
+    return RoutePartial(cell_idx, source, counts, wcounts, head_counts, pairs_file, strat.summary(),
+                        wstats, elapsed, m_source)
+
+
+# --------------------------------------------------------------------------------------------
+# queue tasks
+
+@dataclass
+class QueuePartial:
+    cell: int
+    group: int
+    workers: np.ndarray  # the worker ids simulated here
+    n: np.ndarray  # int64[n] tuples per worker (only this group's entries non-zero)
+    lat_sum: np.ndarray  # float64[n]
+    lat_max: np.ndarray  # float64[n]
+    lat_min: np.ndarray  # float64[n]
+    busy: np.ndarray  # float64[n]
+    wait_sum: np.ndarray  # float64[n]
+    last_end: np.ndarray  # float64[n]
+    hist: "_Sparse"  # int64[FINE_BINS]
+    win_n: np.ndarray  # int64[T]
+    win_sum: np.ndarray  # float64[T, n] (summed per worker, combined in worker order)
+    win_max: np.ndarray  # float64[T]
+    win_hist: "_Sparse"  # int64[T, COARSE_BINS]
+    rr_lat_sum: np.ndarray | None  # float64[n]: round robin on the same times (cell's baseline)
+
+
+@njit(cache=True)
+def _queue_kernel(workers, arrival, exec_t, in_group, widx, free, n_arr, lat_sum, lat_max, lat_min,
+                  busy, wait_sum, last_end, hist, win_n, win_sum, win_max, win_hist, l0, log_r_f, log_r_c):
+    nf = hist.shape[0]
+    nc = win_hist.shape[1]
+    for i in range(workers.shape[0]):
+        w = workers[i]
+        if not in_group[w]:
+            continue
+        a = arrival[i]
+        start = a if a > free[w] else free[w]
+        e = start + exec_t[i]
+        free[w] = e
+        lat = e - a
+        n_arr[w] += 1
+        lat_sum[w] += lat
+        if lat > lat_max[w]:
+            lat_max[w] = lat
+        if lat < lat_min[w]:
+            lat_min[w] = lat
+        busy[w] += exec_t[i]
+        wait_sum[w] += start - a
+        last_end[w] = e
+        x = lat / l0
+        b = int(math.log(x) / log_r_f) if x > 1.0 else 0
+        if b >= nf:
+            b = nf - 1
+        hist[b] += 1
+        k = widx[i]
+        win_n[k] += 1
+        win_sum[k, w] += lat
+        if lat > win_max[k]:
+            win_max[k] = lat
+        bc = int(math.log(x) / log_r_c) if x > 1.0 else 0
+        if bc >= nc:
+            bc = nc - 1
+        win_hist[k, bc] += 1
+
+
+@njit(cache=True)
+def _rr_kernel(seq, arrival, exec_t, in_group, free, lat_sum, n):
+    for i in range(seq.shape[0]):
+        w = seq[i] % n
+        if not in_group[w]:
+            continue
+        a = arrival[i]
+        start = a if a > free[w] else free[w]
+        e = start + exec_t[i]
+        free[w] = e
+        lat_sum[w] += e - a
+
+
+def _assignments(scratch: str, cell_idx: int, s: int) -> list[np.ndarray]:
+    return [np.load(_assign_path(scratch, cell_idx, j), mmap_mode="r") for j in range(s)]
+
+
+def _global_workers(parts: list[np.ndarray], seq: np.ndarray) -> np.ndarray:
+    """Workers of a contiguous seq range, interleaving the sources' assignment files."""
+    s = len(parts)
+    if s == 1:
+        return np.asarray(parts[0][seq[0]:seq[-1] + 1], dtype=np.int64)
+    out = np.empty(len(seq), dtype=np.int64)
+    lo = int(seq[0])
+    for j in range(s):
+        first = (j - lo) % s  # offset in this batch of source j's first tuple
+        if first >= len(seq):
+            continue
+        idx0 = (lo + first) // s  # index of that tuple in source j's file
+        cnt = len(range(first, len(seq), s))
+        out[first::s] = parts[j][idx0:idx0 + cnt]
+    return out
+
+
+def queue_task(ds_path: str, cells: Sequence[Cell], cell_idx: int, group: int, pre: Prepass,
+               config: ReplayConfig, scratch: str, with_rr: bool) -> QueuePartial:
+    ds = open_dataset(ds_path)
+    cell = cells[cell_idx]
+    n = cell.workers
+    groups = min(config.queue_groups, n)
+    members = np.arange(n)[np.arange(n) % groups == group]
+    in_group = np.zeros(n, dtype=np.bool_)
+    in_group[members] = True
+    model = _worker_model(config, n)
+    T = len(pre.window_ends)
+    free = np.full(n, -np.inf)
+    z = lambda: np.zeros(n)  # noqa: E731
+    n_arr = np.zeros(n, dtype=np.int64)
+    lat_sum, lat_max, busy, wait_sum, last_end = z(), np.full(n, -np.inf), z(), z(), np.full(n, -np.inf)
+    lat_min = np.full(n, np.inf)
+    hist = np.zeros(FINE_BINS, dtype=np.int64)
+    win_n = np.zeros(T, dtype=np.int64)
+    win_sum = np.zeros((T, n))
+    win_max = np.full(T, -np.inf)
+    win_hist = np.zeros((T, COARSE_BINS), dtype=np.int64)
+    rr_free = np.full(n, -np.inf)
+    rr_sum = np.zeros(n) if with_rr else None
+    parts = _assignments(scratch, cell_idx, cell.sources)
+    cols = ["seq", "ts"] + (["cost"] if pre.has_cost else [])
+    for b in ds.iter_batches(cols, BATCH):
+        seq = b["seq"]
+        w = _global_workers(parts, seq)
+        a = arrival_times(seq, b["ts"], pre, config, n)
+        cost = b["cost"] if pre.has_cost else np.ones(len(seq))
+        x = model.exec_times(seq, cost, w)
+        widx = np.searchsorted(pre.window_ends, seq, side="right")
+        _queue_kernel(w, a, x, in_group, widx, free, n_arr, lat_sum, lat_max, lat_min, busy, wait_sum,
+                      last_end, hist, win_n, win_sum, win_max, win_hist, HIST_L0, FINE_LOG_R, COARSE_LOG_R)
+        if rr_sum is not None:
+            rr_w = seq % n
+            _rr_kernel(seq, a, model.exec_times(seq, cost, rr_w), in_group, rr_free, rr_sum, n)
+    return QueuePartial(cell_idx, group, members, n_arr, lat_sum, lat_max, lat_min, busy, wait_sum, last_end,
+                        _Sparse.of(hist), win_n, win_sum, win_max, _Sparse.of(win_hist), rr_sum)
+
+
+@dataclass
+class _Sparse:
+    """A mostly-zero int64 array, stored as its non-zero entries (histograms sent to the driver)."""
+
+    shape: tuple[int, ...]
+    index: np.ndarray
+    values: np.ndarray
+
+    @staticmethod
+    def of(a: np.ndarray) -> "_Sparse":
+        flat = a.ravel()
+        idx = np.flatnonzero(flat)
+        return _Sparse(a.shape, idx, flat[idx])
+
+    def dense(self) -> np.ndarray:
+        out = np.zeros(int(np.prod(self.shape)), dtype=np.int64)
+        out[self.index] = self.values
+        return out.reshape(self.shape)
+
+
+# --------------------------------------------------------------------------------------------
+# combining
+
+def _quantiles(hist: np.ndarray, log_r: float, qs: Sequence[float], lo: float, hi: float) -> list[float]:
+    total = int(hist.sum())
+    if total == 0:
+        return [float("nan")] * len(qs)
+    cum = np.cumsum(hist)
+    out = []
+    for q in qs:
+        rank = max(1, int(math.ceil(q * total)))
+        b = int(np.searchsorted(cum, rank, side="left"))
+        mid = HIST_L0 * math.exp((b + 0.5) * log_r) if b > 0 else HIST_L0
+        out.append(float(min(max(mid, lo), hi)))
+    return out
+
+
+def _imbalance(c: np.ndarray) -> float:
+    tot = int(c.sum())
+    return float(c.max() / tot - 1.0 / len(c)) if tot else 0.0
+
+
+def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueuePartial],
+                 pre: Prepass, key_counts: np.ndarray, ds_meta: dict[str, Any], config: ReplayConfig,
+                 wall_seconds: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One summary row and the series rows of a cell, from its partial results."""
+    n = cell.workers
+    routes = sorted(routes, key=lambda r: r.source)
+    queues = sorted(queues, key=lambda q: q.group)
+    m = pre.tuples
+    counts = np.sum([r.counts for r in routes], axis=0)
+    wcounts = np.sum([r.window_counts for r in routes], axis=0)
+    head_counts = np.sum([r.head_counts for r in routes], axis=0)
+    cum = np.cumsum(wcounts, axis=0)
+    T = len(pre.window_ends)
+    # per worker, from its group's partial (each worker belongs to exactly one group)
+    owner = {int(w): q for q in queues for w in q.workers}
+    pw = lambda attr: np.array([getattr(owner[w], attr)[w] for w in range(n)])  # noqa: E731
+    n_arr, lat_sum, lat_max, lat_min = pw("n"), pw("lat_sum"), pw("lat_max"), pw("lat_min")
+    busy, wait_sum, last_end = pw("busy"), pw("wait_sum"), pw("last_end")
+    if not np.array_equal(n_arr, counts):
+        raise RuntimeError("internal: queue and route counts disagree")
+    hist = np.sum([q.hist.dense() for q in queues], axis=0)
+    total_lat = float(np.sum(lat_sum))  # summed in worker order: deterministic
+    lo, hi = float(lat_min.min()), float(lat_max.max())
+    p50, p95, p99 = _quantiles(hist, FINE_LOG_R, (0.5, 0.95, 0.99), lo, hi)
+    first_arrival = float(arrival_times(np.array([0]), np.array([pre.ts_first]), pre, config, n)[0])
+    span = float(last_end.max()) - first_arrival
+    rr_total = float(np.sum([owner[w].rr_lat_sum[w] for w in range(n)])) \
+        if all(q.rr_lat_sum is not None for q in queues) else float("nan")
+    # memory: OR the sources' bit sets, count replicas per key
+    bits = None
+    for r in routes:
+        b = np.load(r.pairs_file)
+        bits = b if bits is None else (bits | b)
+    replicas = _popcount_rows(bits)
+    seen = key_counts > 0
+    head = key_counts >= m / (5.0 * n)
+    pairs = int(replicas.sum())
+    stats_all = [r.stats for r in routes]
+    stats = {k: float(np.mean([st[k] for st in stats_all])) for k in (stats_all[0] if stats_all else {})}
+    row: dict[str, Any] = {
+        "cell_id": cell.cell_id,
+        "dataset": ds_meta.get("name"),
+        "dataset_fingerprint": ds_meta["fingerprint"],
+        "tuples": m,
+        "keys": int(seen.sum()),
+        "strategy": cell.strategy,
+        "workers": n,
+        "sources": cell.sources,
+        "seed": cell.seed,
+        "params": json.dumps(registry.get(cell.strategy)(n, cell.sources, cell.seed, **cell.param_dict)
+                             .describe_params(), sort_keys=True, default=str),
+        "time_mode": "dataset" if config.provisioning is None else "provisioning",
+        "provisioning": float(config.provisioning or 0.0),
+        "imbalance": _imbalance(counts),
+        "imbalance_rel": float(counts.max() * n / m - 1.0),
+        "imbalance_abs": float(counts.max() - m / n),
+        "imbalance_avg": float(np.mean([_imbalance(cum[t]) for t in range(T)])),
+        "load_max": float(counts.max() / m),
+        "load_min": float(counts.min() / m),
+        "worker_tuples": counts.astype(np.int64).tolist(),
+        "worker_head_tuples": head_counts.astype(np.int64).tolist(),
+        "latency_mean": total_lat / m,
+        "latency_p50": p50,
+        "latency_p95": p95,
+        "latency_p99": p99,
+        "latency_max": hi,
+        "latency_min": lo,
+        "latency_worker_mean_max": float(np.max(np.where(n_arr > 0, lat_sum / np.maximum(n_arr, 1), 0.0))),
+        "exec_mean": float(np.sum(busy) / m),
+        "queue_delay_mean": float(np.sum(wait_sum) / m),
+        "throughput": float(m / (span / 1000.0)) if span > 0 else float("inf"),
+        "latency_mean_rr": rr_total / m,
+        "speedup_vs_rr": rr_total / total_lat if total_lat > 0 else float("nan"),
+        "gain_vs_rr": 1.0 - total_lat / rr_total if rr_total > 0 else float("nan"),
+        "pairs": pairs,
+        "replication": pairs / max(1, int(seen.sum())),
+        "replicas_max": int(replicas.max()) if len(replicas) else 0,
+        "replicas_head_mean": float(replicas[head].mean()) if head.any() else 0.0,
+        "head_keys_true": int(head.sum()),
+        "stats": json.dumps(stats, sort_keys=True),
+        "route_seconds": float(sum(r.route_seconds for r in routes)),
+        "sim_tuples_per_s": float(m / max(1e-9, sum(r.route_seconds for r in routes))),
+        "wall_seconds": float(wall_seconds),
+    }
+    series = []
+    win_n = np.sum([q.win_n for q in queues], axis=0)
+    win_sum = np.sum([q.win_sum for q in queues], axis=0)  # exact: disjoint worker columns
+    win_max = np.max([q.win_max for q in queues], axis=0)
+    win_hist = np.sum([q.win_hist.dense() for q in queues], axis=0)
+    prev = np.zeros(n, dtype=np.int64)
+    start = 0
+    for t in range(T):
+        c = cum[t]
+        wc = c - prev
+        prev = c
+        end = int(pre.window_ends[t])
+        ws = {k: float(np.mean([r.window_stats[t].get(k, float("nan")) for r in routes]))
+              for k in (routes[0].window_stats[t] if routes and routes[0].window_stats else {})}
+        qn = int(win_n[t])
+        q50, q95, q99 = _quantiles(win_hist[t], COARSE_LOG_R, (0.5, 0.95, 0.99), 0.0, float(win_max[t])) \
+            if qn else (float("nan"),) * 3
+        series.append({
+            "cell_id": cell.cell_id, "strategy": cell.strategy, "workers": n, "sources": cell.sources,
+            "seed": cell.seed, "window": t, "seq_start": start, "seq_end": end, "tuples": int(wc.sum()),
+            "imbalance_cum": _imbalance(c), "imbalance_win": _imbalance(wc),
+            "worker_tuples_cum": c.astype(np.int64).tolist(), "worker_tuples_win": wc.astype(np.int64).tolist(),
+            "latency_mean": float(np.sum(win_sum[t]) / qn) if qn else float("nan"),
+            "latency_p50": q50, "latency_p95": q95, "latency_p99": q99,
+            "latency_max": float(win_max[t]) if qn else float("nan"),
+            "stats": json.dumps(ws, sort_keys=True),
+        })
+        start = end
+    return row, series
+
+
+def _popcount_rows(bits: np.ndarray) -> np.ndarray:
+    v = bits.view(np.uint8).reshape(bits.shape[0], -1)
+    return np.unpackbits(v, axis=1).sum(axis=1).astype(np.int64)
+
+
+# --------------------------------------------------------------------------------------------
+# running
+
+Executor = Callable[[Callable[[Any], Any], Sequence[Any], str], list[Any]]
+
+
+def local_executor(fn: Callable[[Any], Any], items: Sequence[Any], description: str = "") -> list[Any]:
+    return [fn(x) for x in items]
+
+
+@dataclass
+class ReplayResult:
+    summary: list[dict[str, Any]]
+    series: list[dict[str, Any]]
+    seconds: float
+
+
+def replay(ds_path: str | os.PathLike, cells: Sequence[Cell], config: ReplayConfig | None = None,
+           executor: Executor = local_executor, scratch: str | os.PathLike | None = None,
+           progress: Callable[[str], None] | None = None) -> ReplayResult:
+    """Replay a dataset through ``cells``; ``executor`` maps tasks (in process, or on Spark)."""
+    config = config or ReplayConfig()
+    config.check()
+    if not cells:
+        raise SkewbenchError("nothing to replay: the grid is empty")
+    ds = open_dataset(ds_path)
+    t_start = time.perf_counter()
+    pre = prepass(ds, config)
+    own_scratch = scratch is None
+    scratch_dir = tempfile.mkdtemp(prefix="skewbench-replay-") if own_scratch else str(scratch)
+    path = str(Path(ds_path).absolute())
+    cells = list(cells)
+    try:
+        key_counts = pre.key_counts
+        np.save(os.path.join(scratch_dir, "key_counts.npy"), key_counts)
+        pre.key_counts = None  # tasks load it from the scratch directory
+        route_items = [(i, j) for i, c in enumerate(cells) for j in range(c.sources)]
+        if progress:
+            progress(f"routing: {len(route_items)} tasks")
+        routes = executor(lambda it: route_task(path, cells, it[0], it[1], pre, config, scratch_dir),
+                          route_items, "route")
+        # RR baseline: once per distinct worker count, attached to the first cell with it
+        rr_for: dict[int, int] = {}
+        for i, c in enumerate(cells):
+            rr_for.setdefault(c.workers, i)
+        queue_items = [(i, g) for i, c in enumerate(cells) for g in range(min(config.queue_groups, c.workers))]
+        if progress:
+            progress(f"queues: {len(queue_items)} tasks")
+        queues = executor(lambda it: queue_task(path, cells, it[0], it[1], pre, config, scratch_dir,
+                                                rr_for[cells[it[0]].workers] == it[0]),
+                          queue_items, "queues")
+        wall = time.perf_counter() - t_start
+        summary, series = [], []
+        rr_by_workers: dict[int, list[QueuePartial]] = {}
+        for q in queues:
+            if q.rr_lat_sum is not None:
+                rr_by_workers.setdefault(cells[q.cell].workers, []).append(q)
+        for i, c in enumerate(cells):
+            qs = [q for q in queues if q.cell == i]
+            if rr_by_workers.get(c.workers) and qs[0].rr_lat_sum is None:
+                rr_qs = sorted(rr_by_workers[c.workers], key=lambda q: q.group)
+                # graft the baseline onto this cell's partials (same worker grouping)
+                for q, rq in zip(sorted(qs, key=lambda q: q.group), rr_qs):
+                    q.rr_lat_sum = rq.rr_lat_sum
+            row, ser = combine_cell(c, [r for r in routes if r.cell == i], qs, pre, key_counts, ds.meta,
+                                    config, wall)
+            summary.append(row)
+            series.extend(ser)
+        return ReplayResult(summary, series, time.perf_counter() - t_start)
+    finally:
+        if own_scratch:
+            shutil.rmtree(scratch_dir, ignore_errors=True)
+
+
+def replay_to_dir(ds_path: str | os.PathLike, cells: Sequence[Cell], out_dir: str | os.PathLike,
+                  config: ReplayConfig | None = None, executor: Executor = local_executor,
+                  overwrite: bool = False, engine_name: str = "local",
+                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Replay and write a results directory (:mod:`skewbench.results`); returns the manifest."""
+    from skewbench.results import write_results
+
+    config = config or ReplayConfig()
+    out = Path(out_dir)
+    if out.exists() and not overwrite:
+        raise SkewbenchError(f"{out} already exists; pass --overwrite to replace it")
+    ds = open_dataset(ds_path)
+    scratch = Path(tempfile.mkdtemp(prefix=".skewbench-scratch-", dir=out.absolute().parent
+                                    if out.absolute().parent.exists() else None))
+    try:
+        res = replay(ds_path, cells, config, executor, scratch=scratch, progress=progress)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    manifest = {
+        "dataset": {"path": str(Path(ds_path).absolute()), "name": ds.name, "fingerprint": ds.meta["fingerprint"],
+                    "tuples": ds.tuples},
+        "config": asdict(config),
+        "cells": [{"cell_id": c.cell_id, "strategy": c.strategy, "workers": c.workers, "sources": c.sources,
+                   "seed": c.seed, "params": dict(c.params)} for c in cells],
+        "engine": engine_name,
+        "seconds": res.seconds,
+    }
+    return write_results(out, "grouping", res.summary, res.series, manifest, overwrite=overwrite)
