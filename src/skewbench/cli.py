@@ -258,5 +258,152 @@ def describe_cmd(directory: str, as_json: bool, top: int) -> None:
     click.echo(json.dumps(d, default=str) if as_json else format_description(d))
 
 
+def _int_list(name: str, text: str) -> list[int]:
+    try:
+        vals = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SkewbenchError(f"--{name} takes comma-separated integers, got '{text}'") from None
+    if not vals:
+        raise SkewbenchError(f"--{name} needs at least one value")
+    return vals
+
+
+def _param_value(text: str) -> Any:
+    t = text.strip()
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return {"true": True, "false": False, "none": None}.get(t.lower(), t)
+
+
+def _params(items: tuple[str, ...]) -> dict[str, dict[str, list[Any]]]:
+    out: dict[str, dict[str, list[Any]]] = {}
+    for item in items:
+        name, eq, values = item.partition("=")
+        strat, dot, param = name.partition(".")
+        if not eq or not dot or not values:
+            raise SkewbenchError(f"--param takes STRATEGY.PARAM=V1[,V2...], got '{item}'")
+        out.setdefault(strat.strip(), {})[param.strip()] = [_param_value(v) for v in values.split(",")]
+    return out
+
+
+def _worker_speed(text: str | None) -> list[tuple[int, list[float]]] | None:
+    if not text:
+        return None
+    periods = []
+    try:
+        for part in text.split(";"):
+            start, _, factors = part.partition(":")
+            periods.append((int(start), [float(f) for f in factors.split(",")]))
+    except ValueError:
+        raise SkewbenchError(f"--worker-speed takes START:F1,F2,...[;START:...], got '{text}'") from None
+    return periods
+
+
+@main.group(cls=_Group)
+def replay() -> None:
+    """Replay a dataset through the strategies of a family and record their metrics."""
+
+
+@replay.command("grouping")
+@click.option("--dataset", "dataset", type=click.Path(), required=True, help="Dataset directory.")
+@click.option("--strategies", default="kg,sg,pkg,dc,wc,rr,osg", show_default=True,
+              help="Comma-separated strategy names (see `skewbench replay strategies`).")
+@click.option("--workers", default="5,10,50,100", show_default=True, help="Comma-separated worker counts n.")
+@click.option("--sources", default="5", show_default=True,
+              help="Comma-separated source counts s (single-scheduler strategies such as osg use 1).")
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Replay each cell with this many independent hash seeds.")
+@click.option("--seed-base", type=click.IntRange(min=0), default=0, show_default=True,
+              help="First hash seed (seeds are BASE..BASE+K-1).")
+@click.option("--param", "param_items", multiple=True, metavar="STRATEGY.PARAM=V1[,V2]",
+              help="A strategy parameter (several values add a grid axis); repeatable.")
+@click.option("--window", default=None, help="Metrics window: N tuples, or Ns seconds of dataset time "
+              "(default: 100 equal windows).")
+@click.option("--provisioning", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Replace arrival times by deterministic arrivals at P percent of capacity "
+                   "(100 = critical load; osg.spec.md 4.3). Default: the dataset's times.")
+@click.option("--worker-speed", default=None, metavar="START:F1,...[;START:...]",
+              help="Per-worker execution-time factors by stream index, e.g. "
+                   "'0:1.05,1.025,1,0.975,0.95;75000:0.9,0.95,1,1.05,1.1'.")
+@click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Results directory.")
+@click.option("--overwrite", is_flag=True, help="Replace existing results at --out.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              help="local: in this process; spark: tasks on Spark (SKEWBENCH_SPARK_MASTER). Same results.")
+@click.option("--partitions", type=click.IntRange(min=1), default=None,
+              help="Spark partitions per stage (default: one per task). Results do not depend on it.")
+@click.option("--queue-groups", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Queue-simulation tasks per cell (workers split into groups).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary rows as one JSON object.")
+def replay_grouping(dataset: str, strategies: str, workers: str, sources: str, seeds: int, seed_base: int,
+                    param_items: tuple[str, ...], window: str | None, provisioning: float | None,
+                    worker_speed: str | None, out: str, overwrite: bool, engine: str, partitions: int | None,
+                    queue_groups: int, as_json: bool) -> None:
+    """Replay DATASET through grouping strategies x workers x sources x parameters x seeds."""
+    from skewbench.datasets.contract import open_dataset
+    from skewbench.grouping.engine import ReplayConfig, grid, local_executor, replay_to_dir
+    from skewbench.results import TIMING_COLUMNS, read_results
+
+    names = [s.strip() for s in strategies.split(",") if s.strip()]
+    if not names:
+        raise SkewbenchError("--strategies needs at least one name")
+    ds = open_dataset(dataset)
+    if ds.tuples == 0:
+        raise SkewbenchError(f"dataset {dataset} is empty: nothing to replay")
+    w_seconds = w_tuples = None
+    if window:
+        try:
+            if window.endswith("s"):
+                w_seconds = float(window[:-1])
+            else:
+                w_tuples = int(window)
+        except ValueError:
+            raise SkewbenchError(f"--window takes N (tuples) or Ns (seconds), got '{window}'") from None
+    config = ReplayConfig(window=w_tuples, window_seconds=w_seconds, provisioning=provisioning,
+                          worker_speed=_worker_speed(worker_speed), queue_groups=queue_groups)
+    config.check()
+    cells = grid(names, _int_list("workers", workers), _int_list("sources", sources),
+                 list(range(seed_base, seed_base + seeds)), _params(param_items))
+    if config.worker_speed:
+        for c in cells:
+            from skewbench.grouping.base import WorkerModel
+
+            WorkerModel.periods(c.workers, config.worker_speed)
+    executor = local_executor
+    if engine == "spark":
+        from skewbench.spark import get_spark, spark_executor
+
+        executor = spark_executor(get_spark(), partitions)
+    click.echo(f"replaying {ds.name} ({ds.tuples:,} tuples) through {len(cells)} cells on {engine}", err=True)
+    replay_to_dir(dataset, cells, out, config, executor, overwrite=overwrite, engine_name=engine,
+                  progress=lambda msg: click.echo(f"  {msg}", err=True))
+    manifest, summary, _ = read_results(out)
+    rows = summary.to_pylist()
+    if as_json:
+        _echo_json({"dataset": ds.name, "fingerprint": ds.meta["fingerprint"], "out": str(out),
+                    "summary": rows})
+        return
+    click.echo(f"{'strategy':10s} {'n':>4s} {'s':>3s} {'seed':>4s} {'imbalance':>11s} {'lat mean':>10s} "
+               f"{'lat p99':>10s} {'speedup':>8s} {'replic.':>8s}")
+    for r in rows:
+        click.echo(f"{r['strategy']:10s} {r['workers']:4d} {r['sources']:3d} {r['seed']:4d} {r['imbalance']:11.3e} "
+                   f"{r['latency_mean']:10.3f} {r['latency_p99']:10.3f} {r['speedup_vs_rr']:8.3f} "
+                   f"{r['replication']:8.3f}")
+    click.echo(f"results in {out} (summary.parquet, series.parquet)")
+
+
+@replay.command("strategies")
+def replay_strategies() -> None:
+    """List the registered strategies and their parameters."""
+    from skewbench.grouping import registry
+
+    for name in registry.names():
+        cls = registry.get(name)
+        params = ", ".join(f"{k}={v}" for k, v in cls.defaults.items()) or "-"
+        click.echo(f"{name:10s} {cls.description}  [{params}]")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
