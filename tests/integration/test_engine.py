@@ -150,3 +150,26 @@ def test_spark_replay_is_bit_identical(dataset, spark, tmp_path):
         keep = [c for c in s1.column_names if c not in TIMING_COLUMNS]
         assert s1.select(keep).equals(s2.select(keep))
         assert t1.equals(t2)
+
+
+def test_strategy_statistics_are_those_of_the_active_sources(dataset):
+    """Route tasks feed one source each; the cell's statistics must match a whole-stream run's
+    (averaged over sources), not be diluted by the task's idle sources."""
+    from skewbench.grouping.base import Batch
+
+    res = replay(dataset, [Cell("dc", 10, 3, 0)], ReplayConfig())
+    stats = json.loads(res.summary[0]["stats"])
+    t = open_dataset(dataset).read_table()
+    seq = t.column("seq").to_numpy()
+    whole = registry.get("dc")(10, 3, 0)
+    whole.route(Batch(seq, t.column("key").to_numpy(), t.column("ts").to_numpy() * 1000, t.column("cost").to_numpy()))
+    per_source = []
+    for j in range(3):
+        one = registry.get("dc")(10, 3, 0)
+        sel = seq % 3 == j
+        one.route(Batch(seq[sel], t.column("key").to_numpy()[sel], t.column("ts").to_numpy()[sel] * 1000,
+                        t.column("cost").to_numpy()[sel]))
+        per_source.append(one.summary())
+    assert stats["d_final"] == pytest.approx(whole.summary()["d_final"])
+    assert stats["head_size_final"] == pytest.approx(np.mean([p["head_size_final"] for p in per_source]))
+    assert stats["head_size_final"] == pytest.approx(whole.summary()["head_size_final"])

@@ -876,22 +876,30 @@ class HeadAware(_Routed):
             return np.full(self.sources, float(min(self._fixed_d(), n)))
         return np.full(self.sources, float(n))
 
+    def _active(self) -> np.ndarray:
+        """Sources that have seen messages (all, if none has): averages are over these, so a
+        strategy object fed only some sources' tuples (one Spark task per source) reports the
+        statistics of those sources, not of idle ones."""
+        active = self._st[:, _M] > 0
+        return active if active.any() else np.ones(len(active), dtype=bool)
+
     def summary(self) -> dict[str, float]:
-        st = self._st
+        st = self._st[self._active()]
         msgs = int(st[:, _M].sum())
         head = int(st[:, _HEAD].sum())
         return {
-            "d_final": float(self._d_now().mean()),
+            "d_final": float(self._d_now()[self._active()].mean()),
             "d_max": float(st[:, _DMAX].max()),
-            "head_size_final": float(self._head_sizes().mean()),
+            "head_size_final": float(self._head_sizes()[self._active()].mean()),
             "head_fraction": head / msgs if msgs else 0.0,
             "wc_fallback_fraction": float(st[:, _FALLBACK].sum()) / head if head else 0.0,
             "d_refreshes": float(st[:, _REFRESH].mean()),
         }
 
     def window_stats(self) -> dict[str, float]:
-        return {"d_mean": float(self._d_now().mean()),
-                "head_size": float(self._head_sizes().mean())}
+        act = self._active()
+        return {"d_mean": float(self._d_now()[act].mean()),
+                "head_size": float(self._head_sizes()[act].mean())}
 
 
 @register
