@@ -32,3 +32,14 @@ def spark():
     session = get_spark("local[2]", app_name="skewbench-tests")
     yield session
     session.stop()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``slow`` (the full reproduction grid) run only with SKEWBENCH_REPRODUCE=full
+    (``make reproduce``) or SKEWBENCH_SLOW=1; ``make test`` runs the fast subset."""
+    if os.environ.get("SKEWBENCH_REPRODUCE") == "full" or os.environ.get("SKEWBENCH_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow: run with make reproduce (SKEWBENCH_REPRODUCE=full)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -300,7 +300,9 @@ def route_task(ds_path: str, cells: Sequence[Cell], cell_idx: int, source: int, 
     pos = 0
     wstats: list[dict[str, float]] = []  # strategy statistics at the end of each window
     elapsed = 0.0
-    cols = ["seq", "ts", "key"] + (["cost"] if pre.has_cost else [])
+    # strategies blind to time and cost read only seq and key (they get placeholder arrays)
+    timed = type(strat).uses_costs
+    cols = ["seq", "key"] + (["ts"] if timed else []) + (["cost"] if timed and pre.has_cost else [])
     for b in ds.iter_batches(cols, BATCH):
         if s > 1:
             sel = (b["seq"] % s) == source
@@ -308,8 +310,9 @@ def route_task(ds_path: str, cells: Sequence[Cell], cell_idx: int, source: int, 
         seq = b["seq"]
         if len(seq) == 0:
             continue
-        cost = b["cost"] if pre.has_cost else np.ones(len(seq))
-        batch = Batch(seq, b["key"], arrival_times(seq, b["ts"], pre, config, n), cost)
+        cost = b["cost"] if "cost" in b else np.ones(len(seq))
+        ts = arrival_times(seq, b["ts"], pre, config, n) if timed else np.zeros(len(seq))
+        batch = Batch(seq, b["key"], ts, cost)
         widx = np.searchsorted(pre.window_ends, seq, side="right")
         cuts = np.flatnonzero(np.diff(widx)) + 1
         for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(seq)]])):

@@ -1,0 +1,162 @@
+"""Benchmarks of the grouping family, each figure a ratio against a baseline from the same run.
+
+1. ``kernels``: every strategy's routing kernel on one core, 10^7 Zipf tuples, against a bare
+   numpy pass that hashes the same keys (splitmix64 and fastrange, vectorised).  OSG includes
+   its queue simulation (it is part of its decision loop).
+2. ``spark``: the whole replay (routing, queues, metrics) of one dataset through 7 strategies at
+   5 workers and 5 sources, on Spark ``local[2]`` against the in-process engine on the same work.
+
+    python benchmarks/bench_grouping.py kernels [--tuples 10000000]
+    python benchmarks/bench_grouping.py spark [--tuples 100000000]
+    python benchmarks/bench_grouping.py all
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from skewbench.datasets.generators import StreamSpec, generate
+from skewbench.grouping import registry
+from skewbench.grouping.base import Batch
+
+TARGETS = {"kg": 3, "sg": 3, "pkg": 10, "dc": 20, "wc": 20, "rr": 20, "fixed-d": 20, "osg": 50, "fk": 50}
+SPARK_TARGET = 2.0
+
+
+def _mix64_np(x: np.ndarray) -> np.ndarray:
+    z = x + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def numpy_hash_pass(keys: np.ndarray, n: int, chunk: int = 1 << 20) -> float:
+    """The baseline: hash every key to a worker with vectorised numpy, chunk by chunk."""
+    seed = np.uint64(0x243F6A8885A308D3)
+    t = time.perf_counter()
+    sink = 0
+    with np.errstate(over="ignore"):
+        for lo in range(0, len(keys), chunk):
+            h = _mix64_np(keys[lo:lo + chunk].astype(np.uint64) ^ seed)
+            w = ((h >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32)
+            sink += int(w[-1])
+    return time.perf_counter() - t
+
+
+def _best(f, repeat: int) -> float:
+    return min(f() for _ in range(repeat))
+
+
+def bench_kernels(tuples: int, keys: int, alpha: float, workers: int, sources: int, repeat: int) -> dict:
+    spec = StreamSpec.zipf(alpha, keys, tuples, seed=1, cost={"model": "levels", "levels": 64, "low": 0.1, "high": 6.4})
+    from skewbench.datasets.generators import Plan
+
+    plan = Plan(spec)
+    blocks = [plan.block(b) for b in range(plan.n_blocks)]
+    cols = {c: np.concatenate([b[c] for b in blocks]) for c in blocks[0]}
+    seq, key, cost = cols["seq"], cols["key"], cols["cost"]
+    ts = seq * (cost.mean() / workers)  # P = 100%
+    base = _best(lambda: numpy_hash_pass(key, workers), repeat)
+    res = {"tuples": tuples, "keys": keys, "alpha": alpha, "workers": workers, "sources": sources,
+           "numpy_tuples_per_s": tuples / base, "strategies": {}}
+    for name in ["kg", "sg", "pkg", "dc", "wc", "rr", "osg", "fk"]:
+        cls = registry.get(name)
+        s = 1 if cls.single_source else sources
+        # warm the JIT on a small stream, then time whole-stream routing on a fresh object
+        cls(workers, s, 0).route(Batch(seq[:1000], key[:1000], ts[:1000], cost[:1000]))
+
+        def run() -> float:
+            strat = cls(workers, s, 0)
+            t = time.perf_counter()
+            strat.route(Batch(seq, key, ts, cost))
+            return time.perf_counter() - t
+
+        el = _best(run, repeat)
+        res["strategies"][name] = {"tuples_per_s": tuples / el, "time_ratio": el / base, "target": TARGETS[name]}
+    return res
+
+
+def bench_spark(tuples: int, keys: int, alpha: float, workdir: str | None) -> dict:
+    from skewbench.grouping.engine import ReplayConfig, grid, replay
+    from skewbench.spark import get_spark, spark_executor
+
+    work = tempfile.mkdtemp(prefix="skewbench-bench-", dir=workdir)
+    try:
+        spark = get_spark("local[2]", app_name="skewbench-bench")
+        spec = StreamSpec.zipf(alpha, keys, tuples, seed=1, cost={"model": "levels", "levels": 64, "low": 0.1, "high": 6.4})
+        from skewbench.spark import generate_on_spark
+
+        generate_on_spark(spark, spec, f"{work}/d")
+        cells = grid(["kg", "sg", "pkg", "dc", "wc", "rr", "osg"], [5], [5], [0])
+        config = ReplayConfig(provisioning=100.0)
+        # warm-up on a small dataset: JIT caches, Python workers
+        generate_on_spark(spark, StreamSpec.zipf(alpha, keys, 20_000, seed=2), f"{work}/w")
+        replay(f"{work}/w", cells, config)
+        replay(f"{work}/w", cells, config, spark_executor(spark))
+        t = time.perf_counter()
+        local = replay(f"{work}/d", cells, config)
+        t_local = time.perf_counter() - t
+        t = time.perf_counter()
+        on_spark = replay(f"{work}/d", cells, config, spark_executor(spark))
+        t_spark = time.perf_counter() - t
+        same = all(a["latency_mean"] == b["latency_mean"] and a["imbalance"] == b["imbalance"]
+                   for a, b in zip(local.summary, on_spark.summary))
+        spark.stop()
+        return {"tuples": tuples, "cells": len(cells), "local_seconds": t_local, "spark_seconds": t_spark,
+                "time_ratio": t_spark / t_local, "target": SPARK_TARGET, "identical_results": same,
+                "tuple_cells_per_s_local": tuples * len(cells) / t_local,
+                "tuple_cells_per_s_spark": tuples * len(cells) / t_spark}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=["kernels", "spark", "all"], nargs="?", default="all")
+    ap.add_argument("--tuples", type=int, default=None, help="default: 10^7 (kernels), 10^8 (spark)")
+    ap.add_argument("--keys", type=int, default=10_000)
+    ap.add_argument("--alpha", type=float, default=1.0)
+    ap.add_argument("--workers", type=int, default=5)
+    ap.add_argument("--sources", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--workdir", default=None)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    out: dict = {}
+    ok = True
+    if a.what in ("kernels", "all"):
+        out["kernels"] = r = bench_kernels(a.tuples or 10_000_000, a.keys, a.alpha, a.workers, a.sources, a.repeat)
+        if not a.json:
+            print(f"kernels: {r['tuples']:,} Zipf({r['alpha']}) tuples, {r['keys']:,} keys, n={r['workers']}, "
+                  f"s={r['sources']}, one core")
+            print(f"  {'numpy hash pass':16s} {r['numpy_tuples_per_s'] / 1e6:8.1f} M tuples/s   (baseline)")
+        for name, v in r["strategies"].items():
+            good = v["time_ratio"] <= v["target"]
+            ok &= good
+            if not a.json:
+                print(f"  {name:16s} {v['tuples_per_s'] / 1e6:8.1f} M tuples/s   {v['time_ratio']:6.2f}x "
+                      f"(target <= {v['target']}x) {'ok' if good else 'MISSED'}")
+    if a.what in ("spark", "all"):
+        out["spark"] = r = bench_spark(a.tuples or 100_000_000, a.keys, a.alpha, a.workdir)
+        good = r["time_ratio"] <= r["target"] and r["identical_results"]
+        ok &= good
+        if not a.json:
+            print(f"spark replay: {r['tuples']:,} tuples x {r['cells']} strategies, n=5, s=5")
+            print(f"  in-process engine  {r['local_seconds']:8.1f} s")
+            print(f"  Spark local[2]     {r['spark_seconds']:8.1f} s   {r['time_ratio']:.2f}x (target <= 2x), "
+                  f"identical results: {r['identical_results']}")
+    if a.json:
+        print(json.dumps(out))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
