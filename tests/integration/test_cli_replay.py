@@ -1,0 +1,88 @@
+"""`skewbench replay grouping` as a user runs it, including Spark local[1] vs local[2]."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from skewbench.datasets.contract import DatasetWriter
+from skewbench.datasets.generators import StreamSpec, generate
+from skewbench.results import TIMING_COLUMNS
+
+BIN = Path(sys.executable).parent / "skewbench"
+
+
+def run(*args, env=None, check=True):
+    p = subprocess.run([str(BIN), *map(str, args)], capture_output=True, text=True, timeout=900,
+                       env={**os.environ, **(env or {})})
+    if check and p.returncode != 0:
+        raise AssertionError(f"exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "z"
+    generate(StreamSpec.zipf(1.4, 1000, 20_000, 3, cost={"model": "levels", "levels": 4, "low": 1, "high": 4}), out)
+    return out
+
+
+def test_json_output_has_one_row_per_cell_and_seed(dataset, tmp_path):
+    p = run("replay", "grouping", "--dataset", dataset, "--strategies", "kg,pkg,osg", "--workers", "5,10",
+            "--sources", "3", "--seeds", "2", "--out", tmp_path / "r", "--json")
+    d = json.loads(p.stdout)
+    rows = d["summary"]
+    # kg, pkg: 2 workers x 1 sources x 2 seeds; osg: 2 workers x 2 seeds (single scheduler)
+    assert len(rows) == 12
+    for r in rows:
+        for f in ("strategy", "workers", "sources", "seed", "imbalance", "latency_mean", "latency_p99", "replication"):
+            assert f in r
+    assert {r["seed"] for r in rows} == {0, 1}
+    assert {r["sources"] for r in rows if r["strategy"] == "osg"} == {1}
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--strategies", "kg,nope"], "unknown strategy 'nope'"),
+    (["--workers", "0"], "workers"),
+    (["--workers", "five"], "--workers"),
+    (["--param", "dc.theta"], "--param"),
+    (["--param", "dc.colour=1", "--strategies", "dc"], "unknown parameter"),
+    (["--window", "abc"], "--window"),
+])
+def test_bad_arguments_exit_2_with_one_line(dataset, tmp_path, args, needle):
+    p = run("replay", "grouping", "--dataset", dataset, "--out", tmp_path / "r", *args, check=False)
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert p.returncode == 2 and len(lines) == 1 and needle in lines[0], p.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_empty_and_missing_datasets(tmp_path):
+    with DatasetWriter(tmp_path / "empty", ["seq", "ts", "key"]) as w:
+        w.commit({"kind": "synthetic", "n_keys": 1})
+    p = run("replay", "grouping", "--dataset", tmp_path / "empty", "--out", tmp_path / "r", check=False)
+    assert p.returncode == 2 and "empty" in p.stderr
+    p = run("replay", "grouping", "--dataset", tmp_path / "nope", "--out", tmp_path / "r", check=False)
+    assert p.returncode == 2 and "does not exist" in p.stderr
+
+
+@pytest.mark.spark
+def test_identical_on_local1_local2_and_in_process(dataset, tmp_path):
+    common = ["replay", "grouping", "--dataset", dataset, "--strategies", "kg,sg,pkg,dc,wc,rr,osg",
+              "--workers", "4,7", "--sources", "3", "--provisioning", "100", "--window", "2500"]
+    run(*common, "--out", tmp_path / "local")
+    run(*common, "--engine", "spark", "--partitions", "1", "--out", tmp_path / "s1",
+        env={"SKEWBENCH_SPARK_MASTER": "local[1]"})
+    run(*common, "--engine", "spark", "--partitions", "5", "--queue-groups", "2", "--out", tmp_path / "s2",
+        env={"SKEWBENCH_SPARK_MASTER": "local[2]"})
+    ref = pq.read_table(tmp_path / "local" / "summary.parquet")
+    keep = [c for c in ref.column_names if c not in TIMING_COLUMNS]
+    for other in ("s1", "s2"):
+        t = pq.read_table(tmp_path / other / "summary.parquet")
+        assert t.select(keep).equals(ref.select(keep)), other
+        assert pq.read_table(tmp_path / other / "series.parquet").equals(pq.read_table(tmp_path / "local" / "series.parquet"))
