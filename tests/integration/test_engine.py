@@ -61,6 +61,9 @@ def test_engine_equals_reference(dataset, strategy, n, s, params, provisioning):
     assert row["pairs"] == ref["pairs"] and row["replication"] == pytest.approx(ref["replication"])
     assert sum(row["worker_tuples"]) == M
     assert row["latency_p50"] <= row["latency_p95"] <= row["latency_p99"] <= row["latency_max"]
+    cdf = row["latency_cdf"]
+    assert len(cdf) == 101 and cdf[0] == row["latency_min"] and cdf[-1] == row["latency_max"]
+    assert cdf == sorted(cdf) and cdf[50] == row["latency_p50"] and cdf[95] == row["latency_p95"]
     assert row["latency_min"] >= 0.5 - 1e-12  # completion >= execution >= the smallest cost
 
 

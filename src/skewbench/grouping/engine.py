@@ -37,7 +37,8 @@ Metrics (per cell)
 * ``imbalance``: ``max_w c_w / m - 1/n`` (dchoices.spec.md 1.2, 3.1), and ``imbalance_rel``
   ``(max - avg) / avg``; ``imbalance_avg``: the mean of the cumulative imbalance over windows
   (A2); per window, cumulative and per-window imbalance (3.2).
-* Completion time mean, p50, p95, p99, max (quantiles from log-spaced histograms with bins
+* Completion time mean, p50, p95, p99, max, and ``latency_cdf`` (the completion times at
+  quantiles 0, 0.01, ..., 0.99, 1) (quantiles from log-spaced histograms with bins
   ``10^-4`` wide in relative terms, clamped to the exact minimum and maximum; per window
   ``10^-2``), the largest per-worker mean (dchoices.spec.md 3.6), mean queueing delay,
   throughput ``m / (last completion - first arrival)``.
@@ -545,6 +546,7 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueueParti
     total_lat = float(np.sum(lat_sum))  # summed in worker order: deterministic
     lo, hi = float(lat_min.min()), float(lat_max.max())
     p50, p95, p99 = _quantiles(hist, FINE_LOG_R, (0.5, 0.95, 0.99), lo, hi)
+    cdf = [lo] + _quantiles(hist, FINE_LOG_R, [i / 100 for i in range(1, 100)], lo, hi) + [hi]
     first_arrival = float(arrival_times(np.array([0]), np.array([pre.ts_first]), pre, config, n)[0])
     span = float(last_end.max()) - first_arrival
     rr_total = float(np.sum([owner[w].rr_lat_sum[w] for w in range(n)])) \
@@ -588,6 +590,7 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueueParti
         "latency_p99": p99,
         "latency_max": hi,
         "latency_min": lo,
+        "latency_cdf": cdf,
         "latency_worker_mean_max": float(np.max(np.where(n_arr > 0, lat_sum / np.maximum(n_arr, 1), 0.0))),
         "exec_mean": float(np.sum(busy) / m),
         "queue_delay_mean": float(np.sum(wait_sum) / m),
