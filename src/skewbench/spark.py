@@ -35,8 +35,12 @@ def get_spark(master: str | None = None, app_name: str = "skewbench", conf: Mapp
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
-    master = master or os.environ.get("SKEWBENCH_SPARK_MASTER", "local[*]")
-    builder = (SparkSession.builder.master(master).appName(app_name)
+    builder = SparkSession.builder.appName(app_name)
+    # under spark-submit (which hands its Python driver a gateway port) the master comes from
+    # spark-submit's --master: never override it
+    if master is not None or "PYSPARK_GATEWAY_PORT" not in os.environ:
+        builder = builder.master(master or os.environ.get("SKEWBENCH_SPARK_MASTER", "local[*]"))
+    builder = (builder
                .config("spark.ui.enabled", os.environ.get("SKEWBENCH_SPARK_UI", "false"))
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.session.timeZone", "UTC")
