@@ -708,8 +708,8 @@ def replay(ds_path: str | os.PathLike, cells: Sequence[Cell], config: ReplayConf
                 # graft the baseline onto this cell's partials (same worker grouping)
                 for q, rq in zip(sorted(qs, key=lambda q: q.group), rr_qs):
                     q.rr_lat_sum = rq.rr_lat_sum
-            row, ser = combine_cell(c, [r for r in routes if r.cell == i], qs, pre, key_counts, ds.meta,
-                                    config, wall)
+            row, ser = combine_cell(c, [r for r in routes if r.cell == i], qs, pre, key_counts,
+                                    {**ds.meta, "name": ds.name}, config, wall)
             summary.append(row)
             series.extend(ser)
         return ReplayResult(summary, series, time.perf_counter() - t_start)
