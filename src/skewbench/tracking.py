@@ -1,0 +1,472 @@
+"""Log replay results to MLflow (the client API; tracking store given by URI).
+
+Layout
+------
+* One **experiment per family**: ``skewbench-<family>`` (created when missing; with a local
+  SQLite store its artifacts go to ``artifacts/<experiment>/`` beside the database file).
+* One **parent run per pipeline run**, found by its tag ``skewbench.key = run_key``: a retried
+  task finds and updates the same run.  Tags: the caller's (DAG id, run id, logical date, git
+  commit, ...), ``skewbench.family``, ``skewbench.dataset_fingerprints``, ``skewbench.datasets``.
+  Artifacts: ``results/<name>/`` (``summary.parquet``, ``series.parquet``, ``_manifest.json``),
+  ``plots/<name>/*.png`` and ``report.html`` (:func:`skewbench.reports.render_report`), where
+  ``<name>`` is the dataset's name (:func:`skewbench.reports.results_names`).
+* One **nested child run per (dataset, grid cell)**, tag ``skewbench.key =
+  <run_key>/<fingerprint[:12]>/<cell_id>``, found among the parent's children the same way.
+
+  - Params: ``strategy``, ``workers``, ``sources``, ``seed``, ``dataset``,
+    ``dataset_fingerprint``, ``time_mode``, ``provisioning``, every strategy parameter as used
+    (``p.<name>``), and the replay configuration's non-null entries (``c.<name>``).  MLflow
+    never changes a param's value: only params not already present are logged, and a different
+    value already present (the same run key used for other results) raises
+    :class:`SkewbenchError` before anything is written.
+  - Final metrics (step 0): every numeric summary column but the cell's coordinates; the
+    timing columns as ``time.<column>``; the numeric entries of ``stats`` as ``s.<name>``.
+  - Step metrics (step = window index): ``window.imbalance_cum``, ``window.imbalance_win``,
+    ``window.latency_mean``, ``window.latency_p99`` and ``window.s.<name>`` for the numeric
+    entries of the window's ``stats``.
+
+  NaN and infinite values are skipped.  Deterministic metrics carry the run's start time as
+  timestamp; timing metrics the current time (so the latest is the one shown).  Logging the
+  same results again re-sends only the timing metrics when a run's latest values already match
+  (see :func:`_complete`), and even a full re-send adds no history: MLflow's SQL store drops
+  exact duplicates (same key, value, step and timestamp).
+
+MLflow is imported inside the functions (it is slow to import) and its loggers are set to
+WARNING.  This module never imports Airflow.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+from urllib.parse import unquote, urlparse
+from urllib.request import url2pathname
+
+from skewbench.errors import SkewbenchError
+
+EXPERIMENT_PREFIX = "skewbench-"
+KEY_TAG = "skewbench.key"
+PARENT_TAG = "mlflow.parentRunId"
+#: step metrics taken from series.parquet (logged as window.<column>)
+SERIES_METRICS = ("imbalance_cum", "imbalance_win", "latency_mean", "latency_p99")
+SERIES_PREFIX = "window."
+STATS_PREFIX = "s."
+TIME_PREFIX = "time."
+PARAM_PREFIX = "p."
+CONFIG_PREFIX = "c."
+#: summary columns logged as params (not metrics)
+PARAM_COLUMNS = ("strategy", "workers", "sources", "seed", "dataset", "dataset_fingerprint", "time_mode",
+                 "provisioning")
+#: configuration entries that do not change results (not logged)
+CONFIG_SKIP = ("queue_groups",)
+
+_MAX_METRICS, _MAX_PARAMS_TAGS, _MAX_PARAM_LEN, _MAX_TAG_LEN = 1000, 100, 6000, 8000
+
+
+# --------------------------------------------------------------------------------------------
+# configuration
+
+
+def project_root() -> Path:
+    """The source checkout holding this package (``pyproject.toml`` two levels above ``src/``),
+    or the current directory for an installed package."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").exists() else Path.cwd()
+
+
+def default_tracking_uri() -> str:
+    """``$SKEWBENCH_TRACKING_URI``, else a SQLite store in ``<project>/.skewbench/mlflow/mlflow.db``
+    (artifacts in ``.skewbench/mlflow/artifacts``)."""
+    uri = os.environ.get("SKEWBENCH_TRACKING_URI")
+    if uri:
+        return uri
+    return "sqlite:///" + str(project_root() / ".skewbench" / "mlflow" / "mlflow.db")
+
+
+def _sqlite_path(tracking_uri: str) -> Path | None:
+    if not tracking_uri.startswith("sqlite:///"):
+        return None
+    rest = tracking_uri[len("sqlite:///"):].split("?", 1)[0]
+    if not rest or rest == ":memory:":
+        return None
+    return Path(unquote(rest)).resolve()
+
+
+def default_artifact_location(tracking_uri: str, experiment_name: str) -> str | None:
+    """Where a new experiment's artifacts go: ``artifacts/<experiment>`` beside a SQLite
+    database file (a ``file://`` URI); ``None`` (the server's default) for other stores."""
+    db = _sqlite_path(tracking_uri)
+    if db is None:
+        return None
+    return (db.parent / "artifacts" / experiment_name).as_uri()
+
+
+def experiment_name(family: str) -> str:
+    return f"{EXPERIMENT_PREFIX}{family}"
+
+
+def mlflow_run_url(tracking_ui_base: str, experiment_id: str, run_id: str) -> str:
+    """The MLflow UI page of a run (e.g. for an Airflow extra link)."""
+    return f"{tracking_ui_base.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+
+
+# --------------------------------------------------------------------------------------------
+# MLflow helpers
+
+
+def _quiet() -> None:
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _client(tracking_uri: str):
+    _quiet()
+    from mlflow import MlflowClient
+
+    _quiet()
+    db = _sqlite_path(tracking_uri)
+    if db is not None:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    return MlflowClient(tracking_uri=tracking_uri)
+
+
+def _check_key(run_key: str) -> None:
+    if not run_key or "'" in run_key or "\\" in run_key:
+        raise SkewbenchError(f"run key must be non-empty without quotes or backslashes: {run_key!r}")
+
+
+def _experiment(client, family: str, tracking_uri: str, create: bool = True):
+    """The family's experiment (restored if deleted, created if missing and ``create``)."""
+    from mlflow.exceptions import MlflowException
+
+    name = experiment_name(family)
+    exp = client.get_experiment_by_name(name)
+    if exp is None and create:
+        try:
+            client.create_experiment(name, artifact_location=default_artifact_location(tracking_uri, name),
+                                     tags={"skewbench.family": family})
+        except MlflowException:
+            pass  # created concurrently: read it below
+        exp = client.get_experiment_by_name(name)
+        if exp is None:
+            raise SkewbenchError(f"cannot create MLflow experiment {name} at {tracking_uri}")
+    if exp is not None and exp.lifecycle_stage == "deleted":
+        if not create:
+            return None
+        client.restore_experiment(exp.experiment_id)
+        exp = client.get_experiment(exp.experiment_id)
+    return exp
+
+
+def _search_all(client, experiment_id: str, filter_string: str) -> list:
+    """Every active run matching the filter, oldest first."""
+    from mlflow.entities import ViewType
+
+    runs, token = [], None
+    while True:
+        page = client.search_runs([experiment_id], filter_string=filter_string, run_view_type=ViewType.ACTIVE_ONLY,
+                                  max_results=1000, order_by=["attributes.start_time ASC"], page_token=token)
+        runs.extend(page)
+        token = page.token
+        if not token:
+            return runs
+
+
+def _find_by_key(client, experiment_id: str, key: str):
+    runs = _search_all(client, experiment_id, f"tags.`{KEY_TAG}` = '{key}'")
+    return runs[0] if runs else None
+
+
+def _chunks(items: list, n: int) -> Iterable[list]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
+
+
+def _log_batch(client, run_id: str, metrics: Sequence = (), params: Sequence = (), tags: Sequence = ()) -> None:
+    for chunk in _chunks(list(params), _MAX_PARAMS_TAGS):
+        client.log_batch(run_id, params=chunk, synchronous=True)
+    for chunk in _chunks(list(tags), _MAX_PARAMS_TAGS):
+        client.log_batch(run_id, tags=chunk, synchronous=True)
+    for chunk in _chunks(list(metrics), _MAX_METRICS):
+        client.log_batch(run_id, metrics=chunk, synchronous=True)
+
+
+_KEY_BAD = re.compile(r"[^\w\-. :/]")
+
+
+def _name(key: str) -> str:
+    """A valid MLflow metric/param key (alphanumerics, _ - . space : /)."""
+    return _KEY_BAD.sub("_", str(key))
+
+
+def _py(v: Any) -> Any:
+    """numpy scalars to Python."""
+    return v.item() if hasattr(v, "item") and not isinstance(v, (list, dict, str)) else v
+
+
+def _param_value(v: Any) -> str:
+    v = _py(v)
+    text = v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+    return text[:_MAX_PARAM_LEN]
+
+
+def _number(v: Any) -> float | None:
+    """A finite float, else None (bools, strings, NaN and infinities are not metrics)."""
+    v = _py(v)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def _json_dict(text: Any) -> dict[str, Any]:
+    if isinstance(text, dict):
+        return text
+    if not isinstance(text, str) or not text:
+        return {}
+    try:
+        v = json.loads(text)
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}
+
+
+def _tag_value(v: Any) -> str:
+    return str(_py(v))[:_MAX_TAG_LEN]
+
+
+def _artifact_path(run, rel: str) -> str:
+    """A local path for an artifact of ``run`` in a ``file:`` store, else its URI."""
+    uri = f"{run.info.artifact_uri.rstrip('/')}/{rel}"
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return url2pathname(parsed.path)
+    return uri
+
+
+# --------------------------------------------------------------------------------------------
+# what a cell logs
+
+
+def cell_params(row: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, str]:
+    """The params of a child run, from its summary row and the replay configuration."""
+    params = {c: _param_value(row[c]) for c in PARAM_COLUMNS if c in row}
+    for k, v in sorted(_json_dict(row.get("params")).items()):
+        params[_name(PARAM_PREFIX + k)] = _param_value(v)
+    for k, v in sorted((config or {}).items()):
+        if v is not None and k not in CONFIG_SKIP:
+            params[_name(CONFIG_PREFIX + k)] = _param_value(v)
+    return params
+
+
+def cell_metrics(row: Mapping[str, Any], numeric_columns: Sequence[str],
+                 timing_columns: Sequence[str]) -> tuple[dict[str, float], dict[str, float]]:
+    """(deterministic, timing) final metrics of a child run from its summary row."""
+    det, timing = {}, {}
+    for c in numeric_columns:
+        if c in PARAM_COLUMNS:
+            continue
+        v = _number(row.get(c))
+        if v is None:
+            continue
+        if c in timing_columns:
+            timing[_name(TIME_PREFIX + c)] = v
+        else:
+            det[_name(c)] = v
+    for k, v in _json_dict(row.get("stats")).items():
+        f = _number(v)
+        if f is not None:
+            det[_name(STATS_PREFIX + k)] = f
+    return det, timing
+
+
+def series_metrics(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, float, int]]:
+    """(key, value, step) of a cell's windows."""
+    out = []
+    for r in rows:
+        step = int(r["window"])
+        for c in SERIES_METRICS:
+            v = _number(r.get(c))
+            if v is not None:
+                out.append((SERIES_PREFIX + c, v, step))
+        for k, v in _json_dict(r.get("stats")).items():
+            f = _number(v)
+            if f is not None:
+                out.append((_name(SERIES_PREFIX + STATS_PREFIX + k), f, step))
+    return out
+
+
+def _complete(latest: Mapping[str, float], final: Mapping[str, float], steps: Sequence[tuple[str, float, int]]) -> bool:
+    """Whether a run already holds these metrics: each key's latest value (MLflow's: that of
+    the largest step) equals ours.  Metrics are logged in order (final ones, then the windows in
+    order), so a run whose last values are all present was logged completely."""
+    expected = dict(final)
+    last: dict[str, tuple[int, float]] = {}
+    for k, v, step in steps:
+        if k not in last or step >= last[k][0]:
+            last[k] = (step, v)
+    expected.update({k: v for k, (_, v) in last.items()})
+    return all(k in latest and latest[k] == v for k, v in expected.items())
+
+
+# --------------------------------------------------------------------------------------------
+# public API
+
+
+def find_parent(tracking_uri: str, family: str, run_key: str) -> tuple[str, str] | None:
+    """(experiment id, run id) of the parent run tagged ``skewbench.key = run_key`` in the
+    family's experiment, or None.  Creates nothing (a missing SQLite file is "no run")."""
+    _check_key(run_key)
+    db = _sqlite_path(tracking_uri)
+    if db is not None and not db.exists():
+        return None
+    client = _client(tracking_uri)
+    exp = _experiment(client, family, tracking_uri, create=False)
+    if exp is None:
+        return None
+    run = _find_by_key(client, exp.experiment_id, run_key)
+    return (exp.experiment_id, run.info.run_id) if run is not None else None
+
+
+def find_run(tracking_uri: str, family: str, run_key: str) -> str | None:
+    """The id of the parent run tagged ``skewbench.key = run_key`` in the family's experiment."""
+    found = find_parent(tracking_uri, family, run_key)
+    return found[1] if found is not None else None
+
+
+def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run_key: str, run_name: str,
+            tags: Mapping[str, str], report_title: str | None = None) -> dict[str, Any]:
+    """Log one pipeline run's results directories (one family) to MLflow, idempotently.
+
+    Returns ``{"experiment_id", "parent_run_id", "children": {key: run_id}, "report": path}``;
+    ``report`` is the local path of ``report.html`` in a ``file:`` artifact store, else its URI.
+    """
+    import pyarrow as pa
+    from mlflow.entities import Metric, Param, RunStatus, RunTag
+
+    from skewbench import reports
+    from skewbench.results import TIMING_COLUMNS, read_results
+
+    _check_key(run_key)
+    if isinstance(results_dirs, (str, os.PathLike)):
+        results_dirs = [results_dirs]
+    loaded = []
+    for d in results_dirs:
+        m, s, t = read_results(d)
+        loaded.append((Path(d), m, s, t))
+    if not loaded:
+        raise SkewbenchError("log_run: no results directories given")
+    families = sorted({str(m.get("family")) for _, m, _, _ in loaded})
+    if len(families) != 1:
+        raise SkewbenchError(f"log_run: one family per call (one experiment), got {families}")
+    family = families[0]
+    names = reports.results_names([m for _, m, _, _ in loaded])
+    fingerprints = [str((m.get("dataset") or {}).get("fingerprint", "")) for _, m, _, _ in loaded]
+
+    # what each child run holds, checked before anything is written
+    cells = []
+    for _, manifest, summary, series in loaded:
+        ds = manifest.get("dataset") or {}
+        fp = str(ds.get("fingerprint", ""))
+        config = manifest.get("config") or {}
+        numeric = [f.name for f in summary.schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
+        by_cell: dict[str, list[dict]] = {}
+        for r in series.to_pylist():
+            by_cell.setdefault(r["cell_id"], []).append(r)
+        for row in summary.to_pylist():
+            det, timing = cell_metrics(row, numeric, TIMING_COLUMNS)
+            cells.append({
+                "key": f"{run_key}/{fp[:12]}/{row['cell_id']}",
+                "name": (f"{ds.get('name', '?')} {row['strategy']} n={row['workers']} s={row['sources']} "
+                         f"seed={row['seed']}"),
+                "tags": {"skewbench.cell_id": row["cell_id"], "skewbench.dataset": str(ds.get("name", "")),
+                         "skewbench.dataset_fingerprint": fp, "skewbench.strategy": str(row["strategy"])},
+                "params": cell_params(row, config), "final": det, "timing": timing,
+                "steps": series_metrics(by_cell.get(row["cell_id"], []))})
+    keys = [c["key"] for c in cells]
+    if len(set(keys)) != len(keys):
+        dup = sorted({k for k in keys if keys.count(k) > 1})
+        raise SkewbenchError(f"log_run: the same dataset and cell appear twice (e.g. {dup[0]}): "
+                             "log results of other configurations under another run key")
+
+    client = _client(tracking_uri)
+    exp = _experiment(client, family, tracking_uri)
+    eid = exp.experiment_id
+    parent = _find_by_key(client, eid, run_key)
+    existing: dict[str, Any] = {}
+    if parent is not None:
+        for r in _search_all(client, eid, f"tags.`{PARENT_TAG}` = '{parent.info.run_id}'"):
+            existing.setdefault(r.data.tags.get(KEY_TAG), r)  # oldest first
+        for c in cells:
+            run = existing.get(c["key"])
+            have = dict(run.data.params) if run is not None else {}
+            clash = {k: (have[k], v) for k, v in c["params"].items() if k in have and have[k] != v}
+            if clash:
+                raise SkewbenchError(
+                    f"MLflow run {run.info.run_id} ({c['key']}) already has other values of params "
+                    f"{clash} (existing, new): run key {run_key!r} was used for other results; use a new run key")
+
+    parent_tags = {str(k): _tag_value(v) for k, v in (tags or {}).items()}
+    parent_tags.update({KEY_TAG: run_key, "skewbench.family": family,
+                        "skewbench.dataset_fingerprints": ",".join(fingerprints),
+                        "skewbench.datasets": ",".join(names)})
+    if parent is None:
+        parent = client.create_run(eid, tags=parent_tags, run_name=run_name)
+    else:
+        client.update_run(parent.info.run_id, status="RUNNING", name=run_name)
+        _log_batch(client, parent.info.run_id, tags=[RunTag(k, v) for k, v in parent_tags.items()])
+    pid = parent.info.run_id
+
+    try:
+        children: dict[str, str] = {}
+        for c in cells:
+            key = c["key"]
+            child_tags = {str(k): _tag_value(v) for k, v in (tags or {}).items()}
+            child_tags.update({PARENT_TAG: pid, KEY_TAG: key, "skewbench.family": family, **c["tags"]})
+            run = existing.get(key)
+            created = run is None
+            if created:
+                run = client.create_run(eid, tags=child_tags, run_name=c["name"])
+            rid = run.info.run_id
+            have = dict(run.data.params)
+            new_params = [Param(k, v) for k, v in c["params"].items() if k not in have]
+            ts, now = int(run.info.start_time), int(time.time() * 1000)
+            metrics = [Metric(k, v, now, 0) for k, v in c["timing"].items()]
+            if created or not _complete(run.data.metrics, c["final"], c["steps"]):
+                metrics += [Metric(k, v, ts, 0) for k, v in c["final"].items()]
+                metrics += [Metric(k, v, ts, step) for k, v, step in c["steps"]]
+            tag_list = [] if created else [RunTag(k, v) for k, v in child_tags.items()]
+            _log_batch(client, rid, metrics=metrics, params=new_params, tags=tag_list)
+            client.set_terminated(rid, RunStatus.to_string(RunStatus.FINISHED))
+            children[key] = rid
+
+        with tempfile.TemporaryDirectory(prefix="skewbench-mlflow-") as tmp:
+            work = Path(tmp)
+            context = dict(parent_tags)
+            context.update({"run name": run_name, "mlflow experiment": f"{exp.name} ({eid})", "mlflow run": pid})
+            report = reports.render_report([p for p, _, _, _ in loaded], work / "report.html",
+                                           report_title or f"skewbench {family}: {run_name}", context,
+                                           plots_dir=work / "plots")
+            for (path, _, _, _), name in zip(loaded, names):
+                for f in ("summary.parquet", "series.parquet", "_manifest.json"):
+                    client.log_artifact(pid, str(path / f), f"results/{name}")
+                plots = work / "plots" / name
+                if plots.is_dir() and any(plots.iterdir()):
+                    client.log_artifacts(pid, str(plots), f"plots/{name}")
+            client.log_artifact(pid, str(report))
+        client.set_terminated(pid, RunStatus.to_string(RunStatus.FINISHED))
+    except BaseException:
+        try:
+            client.set_terminated(pid, RunStatus.to_string(RunStatus.FAILED))
+        except Exception:  # noqa: BLE001 - keep the original error
+            pass
+        raise
+    return {"experiment_id": eid, "parent_run_id": pid, "children": children,
+            "report": _artifact_path(client.get_run(pid), "report.html")}

@@ -1,0 +1,216 @@
+"""MLflow logging against a real SQLite tracking store: experiment per family, one parent run
+per run key with one child per (dataset, cell), step metrics, artifacts, and idempotent
+retries."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from skewbench import reports, tracking
+from skewbench.datasets.generators import StreamSpec, generate
+from skewbench.errors import SkewbenchError
+from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
+from skewbench.results import TIMING_COLUMNS, read_results
+
+KEY = "skewbench_nightly/scheduled__2026-01-02T00:00:00+00:00/grouping"
+TAGS = {"airflow.dag_id": "skewbench_nightly", "airflow.run_id": "scheduled__2026-01-02T00:00:00+00:00",
+        "airflow.logical_date": "2026-01-02T00:00:00+00:00", "git.commit": "0123456789abcdef"}
+CELLS = 16  # 4 strategies x 2 worker counts x 2 seeds
+WINDOWS = 10
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tracking")
+    out = []
+    for name, alpha in (("z12", 1.2), ("z08", 0.8)):
+        generate(StreamSpec.zipf(alpha, 500, 20000, 1, cost={"model": "levels", "levels": 4, "low": 1, "high": 4}),
+                 root / f"ds-{name}", name=name)
+        replay_to_dir(root / f"ds-{name}", grid(["kg", "pkg", "wc", "osg"], [5, 10], [2], [0, 1]),
+                      root / f"res-{name}", ReplayConfig(window=2000))
+        out.append(root / f"res-{name}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    d = tmp_path_factory.mktemp("mlflow")
+    return f"sqlite:///{d}/mlflow.db", d
+
+
+@pytest.fixture(scope="module")
+def logged(results, store):
+    uri, _ = store
+    return tracking.log_run(results, tracking_uri=uri, run_key=KEY, run_name="nightly 2026-01-02", tags=TAGS,
+                            report_title="skewbench nightly")
+
+
+@pytest.fixture(scope="module")
+def client(store, logged):
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=store[0])
+
+
+def _all_runs(client, experiment_id):
+    from mlflow.entities import ViewType
+
+    return client.search_runs([experiment_id], run_view_type=ViewType.ALL, max_results=5000)
+
+
+def test_experiment_and_parent_run(results, store, logged, client):
+    _, d = store
+    exp = client.get_experiment_by_name("skewbench-grouping")
+    assert exp is not None and exp.experiment_id == logged["experiment_id"]
+    assert exp.artifact_location == (d / "artifacts" / "skewbench-grouping").as_uri()
+    parents = client.search_runs([exp.experiment_id], filter_string=f"tags.`skewbench.key` = '{KEY}'")
+    assert [r.info.run_id for r in parents] == [logged["parent_run_id"]]
+    parent = parents[0]
+    assert parent.info.status == "FINISHED" and parent.info.run_name == "nightly 2026-01-02"
+    tags = parent.data.tags
+    for k, v in TAGS.items():
+        assert tags[k] == v
+    fps = [read_results(r)[0]["dataset"]["fingerprint"] for r in results]
+    assert tags["skewbench.dataset_fingerprints"] == ",".join(fps)
+    assert tags["skewbench.family"] == "grouping" and "mlflow.parentRunId" not in tags
+    assert tracking.find_run(store[0], "grouping", KEY) == logged["parent_run_id"]
+    assert tracking.find_run(store[0], "grouping", KEY + "-other") is None
+    assert tracking.find_run(store[0], "shedding", KEY) is None
+    assert tracking.find_parent(store[0], "grouping", KEY) == (exp.experiment_id, logged["parent_run_id"])
+
+
+def test_the_library_does_not_import_airflow():
+    for module in (tracking, reports):
+        tree = ast.parse(Path(module.__file__).read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [n for n in names if n.split(".")[0] == "airflow"], module.__name__
+
+
+def test_one_child_per_dataset_and_cell(results, logged, client):
+    children = client.search_runs([logged["experiment_id"]],
+                                  filter_string=f"tags.`mlflow.parentRunId` = '{logged['parent_run_id']}'",
+                                  max_results=1000)
+    assert len(children) == 2 * CELLS == len(logged["children"])
+    by_key = {r.data.tags["skewbench.key"]: r for r in children}
+    assert {k: r.info.run_id for k, r in by_key.items()} == logged["children"]
+    for res in results:
+        manifest, summary, _ = read_results(res)
+        fp = manifest["dataset"]["fingerprint"]
+        for row in summary.to_pylist():
+            run = by_key[f"{KEY}/{fp[:12]}/{row['cell_id']}"]
+            assert run.info.status == "FINISHED"
+            p, m = run.data.params, run.data.metrics
+            assert (p["strategy"], p["workers"], p["sources"], p["seed"]) == (
+                row["strategy"], str(row["workers"]), str(row["sources"]), str(row["seed"]))
+            assert p["dataset"] == manifest["dataset"]["name"] and p["dataset_fingerprint"] == fp
+            assert p["time_mode"] == "dataset" and p["c.window"] == "2000"
+            for k, v in json.loads(row["params"]).items():
+                assert p[f"p.{k}"] == (v if isinstance(v, str) else json.dumps(v))
+            for c in ("imbalance", "imbalance_rel", "latency_mean", "latency_p99", "speedup_vs_rr", "replication",
+                      "pairs", "throughput"):
+                assert m[c] == pytest.approx(row[c])
+            for c in TIMING_COLUMNS:
+                assert f"time.{c}" in m and c not in m
+            for k, v in json.loads(row["stats"]).items():  # NaN (e.g. OSG's est_error before an epoch): skipped
+                assert m[f"s.{k}"] == pytest.approx(v) if math.isfinite(v) else f"s.{k}" not in m
+            assert "worker_tuples" not in m and "workers" not in m
+            assert run.data.tags["skewbench.cell_id"] == row["cell_id"]
+            assert all(run.data.tags[k] == v for k, v in TAGS.items())
+
+
+def test_series_are_step_metrics(results, logged, client):
+    manifest, summary, series = read_results(results[0])
+    fp = manifest["dataset"]["fingerprint"]
+    rows = series.to_pylist()
+    for cell in summary.to_pylist()[::3]:
+        rid = logged["children"][f"{KEY}/{fp[:12]}/{cell['cell_id']}"]
+        mine = sorted((r for r in rows if r["cell_id"] == cell["cell_id"]), key=lambda r: r["window"])
+        assert len(mine) == WINDOWS
+        hist = sorted(client.get_metric_history(rid, "window.imbalance_cum"), key=lambda m: m.step)
+        assert len(hist) == WINDOWS
+        assert [h.step for h in hist] == list(range(WINDOWS))
+        assert [h.value for h in hist] == pytest.approx([r["imbalance_cum"] for r in mine])
+        assert len(client.get_metric_history(rid, "window.latency_p99")) == WINDOWS
+        assert len(client.get_metric_history(rid, "window.imbalance_win")) == WINDOWS
+        if cell["strategy"] == "wc":
+            assert len(client.get_metric_history(rid, "window.s.d_mean")) == WINDOWS
+
+
+def test_artifacts_on_the_parent(logged, client):
+    pid = logged["parent_run_id"]
+    assert sorted(a.path for a in client.list_artifacts(pid)) == ["plots", "report.html", "results"]
+    for name in ("z12", "z08"):
+        files = {Path(a.path).name for a in client.list_artifacts(pid, f"results/{name}")}
+        assert files == {"summary.parquet", "series.parquet", "_manifest.json"}
+        pngs = [a for a in client.list_artifacts(pid, f"plots/{name}") if a.path.endswith(".png")]
+        assert len(pngs) == 4 and all(a.file_size > 0 for a in pngs)
+    report = Path(logged["report"])
+    assert report.is_file() and report.name == "report.html"
+    text = report.read_text()
+    assert "data:image/png;base64," in text and TAGS["git.commit"] in text and pid in text
+
+
+def test_retry_updates_the_same_runs(results, store, logged, client):
+    before = _all_runs(client, logged["experiment_id"])
+    again = tracking.log_run(results, tracking_uri=store[0], run_key=KEY, run_name="nightly 2026-01-02",
+                             tags=TAGS)
+    assert again["parent_run_id"] == logged["parent_run_id"] and again["children"] == logged["children"]
+    after = _all_runs(client, logged["experiment_id"])
+    assert sorted(r.info.run_id for r in after) == sorted(r.info.run_id for r in before)
+    # deterministic metrics are not duplicated in the history; the timings get a new point
+    rid = next(iter(logged["children"].values()))
+    assert len(client.get_metric_history(rid, "window.imbalance_cum")) == WINDOWS
+    assert len(client.get_metric_history(rid, "imbalance")) == 1
+    assert client.get_run(logged["parent_run_id"]).info.status == "FINISHED"
+
+
+def test_new_key_new_parent_and_conflicting_results(results, store, logged, client, tmp_path):
+    key2 = KEY.replace("2026-01-02", "2026-01-03")
+    before = len(_all_runs(client, logged["experiment_id"]))
+    # one dataset only: a parent and its children
+    other = tracking.log_run(results[:1], tracking_uri=store[0], run_key=key2, run_name="nightly 2026-01-03",
+                             tags={**TAGS, "airflow.run_id": "x"})
+    assert other["experiment_id"] == logged["experiment_id"]
+    assert other["parent_run_id"] != logged["parent_run_id"]
+    assert not set(other["children"].values()) & set(logged["children"].values())
+    assert len(_all_runs(client, logged["experiment_id"])) == before + 1 + CELLS
+    assert tracking.find_run(store[0], "grouping", key2) == other["parent_run_id"]
+    # the same key for different results (another configuration): refused before any change
+    changed = tmp_path / "changed"
+    shutil.copytree(results[0], changed)
+    manifest = json.loads((changed / "_manifest.json").read_text())
+    manifest["config"]["window"] = 999
+    (changed / "_manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SkewbenchError, match="other values of params"):
+        tracking.log_run([changed], tracking_uri=store[0], run_key=key2, run_name="n", tags={})
+    parent = client.get_run(other["parent_run_id"])
+    assert parent.info.status == "FINISHED" and parent.info.run_name == "nightly 2026-01-03"
+    assert len(_all_runs(client, logged["experiment_id"])) == before + 1 + CELLS
+    # the same dataset twice in one call cannot be told apart
+    with pytest.raises(SkewbenchError, match="appear twice"):
+        tracking.log_run([results[0], changed], tracking_uri=store[0], run_key="k3", run_name="n", tags={})
+
+
+def test_defaults_and_urls(monkeypatch, tmp_path):
+    monkeypatch.delenv("SKEWBENCH_TRACKING_URI", raising=False)
+    uri = tracking.default_tracking_uri()
+    assert uri.startswith("sqlite:///") and uri.endswith("/.skewbench/mlflow/mlflow.db")
+    assert tracking.default_artifact_location(uri, "skewbench-grouping").endswith(
+        "/.skewbench/mlflow/artifacts/skewbench-grouping")
+    monkeypatch.setenv("SKEWBENCH_TRACKING_URI", "http://mlflow:5000")
+    assert tracking.default_tracking_uri() == "http://mlflow:5000"
+    assert tracking.default_artifact_location("http://mlflow:5000", "x") is None
+    url = tracking.mlflow_run_url("http://localhost:5000/", "3", "abc")
+    assert url == "http://localhost:5000/#/experiments/3/runs/abc"
+    with pytest.raises(SkewbenchError, match="quotes"):
+        tracking.find_run(f"sqlite:///{tmp_path}/x.db", "grouping", "a'b")
+    # looking up creates no store
+    assert tracking.find_run(f"sqlite:///{tmp_path}/none/mlflow.db", "grouping", "k") is None
+    assert not (tmp_path / "none").exists()

@@ -1,0 +1,63 @@
+"""The pipeline's Airflow-free pieces: family entries, parameter checks, run directories, plans."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from skewbench import nightly
+from skewbench.errors import SkewbenchError
+from skewbench.families import FAMILIES
+from skewbench.grouping import registry
+
+
+def test_family_entries_match_the_registry():
+    assert set(FAMILIES["grouping"].strategies) == set(registry.names())
+    for f in FAMILIES.values():
+        assert set(f.default_strategies) <= set(f.strategies)
+        assert f.job_path.exists()
+
+
+def test_dag_side_modules_import_nothing_heavy():
+    code = ("import sys; import skewbench.nightly, skewbench.families; "
+            "print(sorted(m for m in ('numpy', 'numba', 'pyspark', 'mlflow', 'great_expectations', 'pandas') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_defaults_resolve_to_the_default_catalog_set():
+    conf = nightly.check_params({})
+    assert conf["families"] == ["grouping"] and conf["seeds"] == 1
+    assert "zipf-1.0" in conf["datasets"]
+    assert conf["strategies_by_family"]["grouping"] == list(FAMILIES["grouping"].default_strategies)
+
+
+@pytest.mark.parametrize("params,needle", [
+    ({"workers": [0]}, "parameter 'workers'"),
+    ({"workers": []}, "parameter 'workers'"),
+    ({"seeds": 1000}, "parameter 'seeds'"),
+    ({"families": ["juggling"]}, "parameter 'families'"),
+    ({"strategies": ["nope"]}, "parameter 'strategies'"),
+    ({"datasets": ["no-such"]}, "unknown dataset"),
+    ({"catalog_set": "huge"}, "parameter 'catalog_set'"),
+    ({"colour": "red"}, "unknown parameter"),
+])
+def test_bad_params_are_clear_errors(params, needle):
+    with pytest.raises(SkewbenchError, match=needle):
+        nightly.check_params(params)
+
+
+def test_run_dirs_are_per_run_and_plans_per_dataset_and_family(tmp_path, monkeypatch):
+    monkeypatch.setenv("SKEWBENCH_RUNS_ROOT", str(tmp_path))
+    a = nightly.run_dir("2026-11-20T02:00:00+00:00", "scheduled__2026-11-20T02:00:00+00:00")
+    b = nightly.run_dir("2026-11-20T02:00:00+00:00", "manual__2026-11-20T09:13:00+00:00")
+    assert a != b and a.parent == b.parent == tmp_path / "2026-11-20"
+    conf = nightly.check_params({"strategies": ["kg", "osg"], "workers": [5], "datasets": ["zipf-1.0"]})
+    plan = nightly.plan_replays(conf, [{"name": "zipf-1.0", "path": "/d/z", "fingerprint": "f"}], str(a))
+    assert len(plan) == 1
+    args = plan[0]["application_args"]
+    assert args[args.index("--strategies") + 1] == "kg,osg" and "--overwrite" in args
+    assert plan[0]["out"] == str(a / "zipf-1.0" / "grouping")
