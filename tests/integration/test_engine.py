@@ -115,6 +115,28 @@ def test_uniform_costs_make_osg_equal_round_robin(tmp_path, provisioning):
             assert abs(rows[("osg", variant, None)]["speedup_vs_rr"] - 1) < 0.01
 
 
+@pytest.mark.parametrize("provisioning", [100.0, 110.0])
+def test_uniform_costs_osg_with_continued_rotation_is_round_robin_exactly(tmp_path, provisioning):
+    """With resync_start=continue (the resync carriers keep the round-robin rotation) OSG-WL's
+    exact estimates reproduce round robin tuple for tuple; the paper's restart at instance 0
+    (osg.spec.md A15) shifts the rotation, which at critical load never drains."""
+    spec = StreamSpec.zipf(1.0, 4096, 30_000, seed=2, cost={"model": "constant", "value": 2.0})
+    generate(spec, tmp_path / "u")
+    cells = grid(["osg", "sg"], [5], [1], [0], {"osg": {"resync_start": ["continue", "restart"]}})
+    res = replay(tmp_path / "u", cells, ReplayConfig(provisioning=provisioning, window=3000))
+    rows = {(r["strategy"], json.loads(r["params"]).get("resync_start")): r for r in res.summary}
+    rr, cont = rows[("sg", None)], rows[("osg", "continue")]
+    assert json.loads(cont["stats"])["run_index"] > 0  # the protocol did leave round robin
+    assert cont["worker_tuples"] == rr["worker_tuples"]
+    assert cont["speedup_vs_rr"] == 1.0 and cont["latency_mean"] == rr["latency_mean"]
+    by_cell = {}
+    for w in res.series:
+        by_cell.setdefault(w["cell_id"], []).append(w["worker_tuples_cum"])
+    assert by_cell[cont["cell_id"]] == by_cell[rr["cell_id"]]
+    if provisioning == 100.0:
+        assert rows[("osg", "restart")]["speedup_vs_rr"] < 0.99
+
+
 def test_grid_errors():
     with pytest.raises(SkewbenchError, match="unknown strategy"):
         grid(["kg", "nope"], [5], [1], [0])

@@ -130,6 +130,7 @@ def cases(draw, busy=False):
         variant=draw(st.sampled_from(["wl", "literal"])),
         empty_cells=draw(st.sampled_from(["exclude", "include"])),
         stale_replies=draw(st.booleans()),
+        resync_start=draw(st.sampled_from(["restart", "continue"])),
     )
     exact = draw(st.booleans())
     seed = draw(st.integers(0, 2**40))
@@ -185,9 +186,11 @@ def test_kernel_equals_reference_long_stream():
     costs = kc[keys]
     ts = arrivals(costs, k, 105)
     wm = WorkerModel.periods(k, [(0, [1.0, 1.0, 1.5, 0.5]), (1500, [0.5, 2.0, 1.0, 1.0])])
-    for variant in ("wl", "literal"):
+    for variant, resync in (("wl", "restart"), ("literal", "restart"), ("wl", "continue"),
+                            ("literal", "continue")):
         params = dict(window=16, mu=0.3, rows=3, cols=7, latency=3.0, variant=variant,
-                      empty_cells="exclude", stale_replies=variant == "literal")
+                      empty_cells="exclude", stale_replies=variant == "literal",
+                      resync_start=resync)
         case = (k, keys, ts, costs, wm, [0, 1500], [[1.0, 1.0, 1.5, 0.5], [0.5, 2.0, 1.0, 1.0]],
                 params, False, 11, [1, 700, 701, 2500])
         s, got, want, stats = run_both(case)
@@ -436,6 +439,111 @@ def test_identical_costs_reduce_to_rr():
         first = [d["ship_executed"][d["ship_op"] == o][0] for o in range(k)]
         assert first == [2 * N] * k
         assert 2 * N * k <= s.summary()["send_all_index"] <= 2 * N * k + 2 * k
+
+
+def uniform_case(k, P, m=3000, w=2.0):
+    """Identical costs ``w`` and deterministic arrivals ``a_t = t tau``, ``tau = w P / (100 k)``."""
+    ts = np.arange(m) * (w * P / (100.0 * k))
+    x = np.full(m, w)
+    keys = np.random.default_rng(k * 1000 + P).integers(0, 300, m)
+    return batch(keys, ts, x), ts, x
+
+
+UNIFORM_GRID = [(k, P) for k in (2, 3, 5, 7) for P in (100, 110, 150)]
+
+
+@pytest.mark.parametrize("k, P", UNIFORM_GRID)
+def test_uniform_costs_wl_continue_is_round_robin(k, P):
+    """OSG-WL with resync_start="continue", identical costs (exact estimates) and a_t = t tau:
+    tuple t goes to t mod k and every completion time equals round robin's, through several
+    shipments and epochs, as long as round robin's instance is the only idle one at each arrival
+    ((k-1) tau < w, i.e. P < 100 k/(k-1)).  Otherwise (here P = 150% at k = 3, 5, 7) OSG-WL's
+    lowest-index tie rule picks another idle instance: assignments differ from RR from then on
+    (see the module docstring)."""
+    N, m = 16, 3000
+    b, ts, x = uniform_case(k, P, m)
+    rr = np.arange(m) % k
+    _, e_rr, _ = fifo(rr, ts, x, k)
+    s = make(k, 3, window=N, mu=0.05, variant="wl", resync_start="continue")
+    a = s.route(b)
+    summ = s.summary()
+    assert summ["shipments"] >= 2 * k and summ["epochs_completed"] >= 3
+    assert s.debug_state()["rr_ptr"] == m
+    tau = 2.0 * P / (100.0 * k)
+    if (k - 1) * tau < 2.0:
+        assert np.array_equal(a, rr)
+        _, e, _ = fifo(a, ts, x, k)
+        assert np.array_equal(e, e_rr)
+        # FK-osg (exact estimates by construction) does the same
+        fo = osg.FullKnowledgeOSG(k, 1, 0, window=N, variant="wl", resync_start="continue")
+        assert np.array_equal(fo.route(b), rr)
+    else:
+        assert not np.array_equal(a, rr)
+        t = int(np.flatnonzero(a != rr)[0])
+        assert s.last_modes[t] in (osg.WAIT_ALL, osg.RUN)
+        # a lower-index instance that round robin leaves idle at a_t won the tie
+        _, _, free_before = fifo(rr[:t], ts[:t], x[:t], k)
+        assert a[t] < rr[t] and free_before[a[t]] <= ts[t] and free_before[rr[t]] <= ts[t]
+
+
+@pytest.mark.parametrize("k, P", UNIFORM_GRID)
+def test_uniform_costs_literal_continue(k, P):
+    """The literal variant with "continue" is not round robin: leaving ROUND_ROBIN zeroes C_hat
+    (A18) and the k carriers make every C_hat equal, so the k tuples after the first SEND_ALL
+    phase go to 0, 1, ..., k-1 (lowest index on ties); once the epoch's corrections make C_hat
+    the true accumulated work, argmin with lowest-index ties is round robin again.  So exactly
+    those k tuples differ, unless the phase began at a multiple of k."""
+    N, m = 16, 3000
+    b, ts, x = uniform_case(k, P, m)
+    rr = np.arange(m) % k
+    s = make(k, 3, window=N, mu=0.05, variant="literal", resync_start="continue")
+    a = s.route(b)
+    assert s.summary()["epochs_completed"] >= 3
+    sa = s.summary()["send_all_index"]
+    want = rr.copy()
+    want[sa + k: sa + 2 * k] = np.arange(k)
+    assert np.array_equal(a, want)
+    assert np.count_nonzero(a != rr) == (k if sa % k else 0)
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 7])
+def test_uniform_costs_restart_deviates_at_critical_load(k):
+    """With the paper's "restart" (A15) the SEND_ALL phases shift the rotation; at P = 100%
+    the lost slack is never recovered, so OSG-WL is clearly worse than round robin."""
+    N, m = 16, 3000
+    b, ts, x = uniform_case(k, 100, m)
+    rr = np.arange(m) % k
+    for variant in ("wl", "literal"):
+        a = make(k, 3, window=N, mu=0.05, variant=variant).route(b)
+        assert not np.array_equal(a, rr)
+        lam = mean_latency(rr, ts, x, k) / mean_latency(a, ts, x, k)
+        assert lam < (0.8 if variant == "wl" else 0.9), (variant, lam)
+    # the default is "restart"
+    assert np.array_equal(make(k, 3, window=N, mu=0.05).route(b),
+                          make(k, 3, window=N, mu=0.05, resync_start="restart").route(b))
+
+
+def test_continue_carriers_follow_round_robin():
+    """resync_start="continue" on a skewed stream: every SEND_ALL carrier goes to t mod k, a phase
+    reaching WAIT_ALL has reached every instance once, batching does not matter."""
+    rng = np.random.default_rng(21)
+    k, n, m = 5, 200, 8000
+    keys = zipf_keys(rng, m, n, 1.0)
+    costs = level_costs(rng, n)[keys]
+    b = batch(keys, arrivals(costs, k, 99), costs)
+    for variant in ("wl", "literal"):
+        s = make(k, 4, window=32, latency=2.0, variant=variant, resync_start="continue")
+        a = s.route(b)
+        modes = s.last_modes
+        sa = np.flatnonzero(modes == osg.SEND_ALL)
+        assert len(sa) >= 3 * k and np.array_equal(a[sa], sa % k)
+        ends = np.flatnonzero((modes[1:] == osg.WAIT_ALL) & (modes[:-1] == osg.SEND_ALL)) + 1
+        assert len(ends) > 0
+        for t in ends:
+            assert sorted(a[t - k:t].tolist()) == list(range(k))
+        assert np.array_equal(route_all(make(k, 4, window=32, latency=2.0, variant=variant,
+                                             resync_start="continue"), b, [1, 2999, 3000]), a)
+        assert not np.array_equal(make(k, 4, window=32, latency=2.0, variant=variant).route(b), a)
 
 
 def test_one_instance():

@@ -53,7 +53,8 @@ class Instance:
 
 def run_osg(seqs, keys, ts, costs, k, seed=0, breaks=(0,), factors=None, window=1024, mu=0.05,
             rows=4, cols=54, latency=0.0, variant="wl", empty_cells="exclude",
-            stale_replies=False, exact=False, hash_ab=None, _perturb=None):
+            stale_replies=False, exact=False, hash_ab=None, resync_start="restart",
+            _perturb=None):
     """Route the whole stream; returns (assignments, stats dict)."""
     r, c, N = rows, cols, window
     wl = variant == "wl"
@@ -197,12 +198,13 @@ def run_osg(seqs, keys, ts, costs, k, seed=0, breaks=(0,), factors=None, window=
         p = period_of(breaks, s_t)
         request = None
         mode = sched["mode"]
+        pos = sched["rr_ptr"]  # tuples scheduled before this one, in every mode
+        sched["rr_ptr"] += 1
         if mode == "ROUND_ROBIN":  # S3.1
-            op = sched["rr_ptr"] % k
-            sched["rr_ptr"] += 1
+            op = pos % k
         else:
-            if mode == "SEND_ALL":  # S3.2
-                op = sched["send_idx"]
+            if mode == "SEND_ALL":  # S3.2 (A15 "restart") or the continued rotation
+                op = pos % k if resync_start == "continue" else sched["send_idx"]
                 sched["send_idx"] += 1
             elif wl:  # 2.7 item 2
                 op = min(range(k), key=lambda o: (max(sched["C"][o], a), o))

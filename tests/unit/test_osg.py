@@ -30,8 +30,10 @@ def test_registered():
     assert "fk-osg" not in REGISTRY
     assert osg.OSG.defaults == {"window": 1024, "mu": 0.05, "rows": 4, "cols": 54, "eps": None,
                                 "latency": 0.0, "variant": "wl", "empty_cells": "exclude",
-                                "stale_replies": False}
-    assert osg.FK.defaults == {"variant": "ideal", "semantics": "wl"}
+                                "stale_replies": False, "resync_start": "restart"}
+    # spec 2.6 / A9: a plain fk is FK-ideal with the literal accumulated-work rule
+    assert osg.FK.defaults == {"variant": "ideal", "semantics": "literal",
+                               "resync_start": "restart"}
 
 
 @pytest.mark.parametrize("params, match", [
@@ -50,6 +52,8 @@ def test_registered():
     ({"variant": "fast"}, "variant"),
     ({"empty_cells": "zero"}, "empty_cells"),
     ({"stale_replies": "yes"}, "stale_replies"),
+    ({"resync_start": "rr"}, "resync_start"),
+    ({"resync_start": None}, "resync_start"),
     ({"semantics": "wl"}, "unknown parameter"),
 ])
 def test_osg_parameter_errors(params, match):
@@ -66,6 +70,8 @@ def test_structural_errors():
         osg.FK(3, variant="oracle")
     with pytest.raises(SkewbenchError, match="semantics"):
         osg.FK(3, semantics="jsq")
+    with pytest.raises(SkewbenchError, match="resync_start"):
+        osg.FK(3, resync_start="again")
     with pytest.raises(SkewbenchError, match="unknown parameter"):
         osg.FK(3, window=8)
     s = osg.OSG(3, rows=2, cols=5)
@@ -159,14 +165,67 @@ def test_variants_differ():
     exc = osg.OSG(4, window=128, cols=500).route(b)
     inc = osg.OSG(4, window=128, cols=500, empty_cells="include").route(b)
     assert not np.array_equal(exc, inc)
-    ideal = osg.FK(4).route(b)
+    ideal = osg.FK(4).route(b)  # FK-ideal, literal semantics
     fko = osg.FK(4, variant="osg").route(b)
     assert not np.array_equal(ideal, fko)
-    assert not np.array_equal(ideal, osg.FK(4, semantics="literal").route(b))
+    assert not np.array_equal(ideal, osg.FK(4, semantics="wl").route(b))
+    cont = osg.OSG(4, window=128, resync_start="continue").route(b)
+    assert not np.array_equal(wl, cont)
+    assert np.array_equal(cont[:1000], wl[:1000])  # the warm-up is the same round robin
     # FK-osg is the OSG machine: its warm-up is round robin
     assert np.array_equal(fko[:1000], np.arange(1000) % 4)
     eng = osg.FK(4, variant="osg").engine
     assert isinstance(eng, osg.FullKnowledgeOSG) and eng.window == 1024
+    assert eng.params["variant"] == "literal" and eng.params["resync_start"] == "restart"
+
+
+def test_fk_default_is_ideal_literal():
+    """spec 2.6 / A9: a plain fk is FK-ideal with the literal rule; "wl" is still available and
+    resync_start reaches FK-osg's engine."""
+    b = stream(6000, 4, P=105)
+    f = osg.FK(4)
+    assert f.describe_params() == {"variant": "ideal", "semantics": "literal",
+                                   "resync_start": "restart"}
+    assert f.engine is None and f.seeded is False
+    a = f.route(b)
+    assert a.tolist() == ref.run_fk_ideal(b.seq.tolist(), b.ts.tolist(), b.cost.tolist(), 4,
+                                          semantics="literal")
+    assert np.array_equal(a, osg.FK(4, semantics="literal").route(b))
+    wl = osg.FK(4, semantics="wl").route(b)
+    assert wl.tolist() == ref.run_fk_ideal(b.seq.tolist(), b.ts.tolist(), b.cost.tolist(), 4,
+                                           semantics="wl")
+    assert not np.array_equal(a, wl)
+    # identical costs: the default FK is round robin t mod k (spec 7.9)
+    m = 1000
+    u = Batch(np.arange(m), np.zeros(m, np.int64), np.arange(m) * 0.5, np.full(m, 2.0))
+    assert np.array_equal(osg.FK(4).route(u), np.arange(m) % 4)
+    # resync_start passes through to FK-osg
+    for rs in ("restart", "continue"):
+        f = osg.FK(4, variant="osg", semantics="wl", resync_start=rs)
+        assert f.engine.params["resync_start"] == rs
+        g = osg.FullKnowledgeOSG(4, 1, 0, variant="wl", resync_start=rs)
+        assert np.array_equal(f.route(b), g.route(b))
+
+
+def test_resync_start_kernel_equals_reference():
+    """Both resync_start values on a stream with several epochs, against the reference."""
+    k, m = 3, 3000
+    b = stream(m, k, P=100, seed=4, n=20)
+    params = dict(window=8, mu=0.5, rows=2, cols=5, latency=1.0)
+    traces = {}
+    for variant in ("wl", "literal"):
+        for rs in ("restart", "continue"):
+            s = osg.OSG(k, seed=2, variant=variant, resync_start=rs, **params)
+            a = s.route(b)
+            want, stats = ref.run_osg(b.seq.tolist(), b.key.tolist(), b.ts.tolist(),
+                                      b.cost.tolist(), k, seed=2, variant=variant,
+                                      resync_start=rs, **params)
+            assert a.tolist() == want
+            assert s.summary()["epochs_completed"] == stats["epochs_completed"] > 2
+            assert s.describe_params()["resync_start"] == rs
+            assert s.debug_state()["rr_ptr"] == m
+            traces[variant, rs] = a
+        assert not np.array_equal(traces[variant, "restart"], traces[variant, "continue"])
 
 
 def test_stale_replies_flag_applies_corrections():

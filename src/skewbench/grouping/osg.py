@@ -59,15 +59,62 @@ Strategies
       ``"literal"`` (accumulated work ``Ĉ`` of Listing 3.2).
     * ``empty_cells`` ``"exclude"`` (default, A5) or ``"include"`` (ablation).
     * ``stale_replies`` ``False`` (A7 flag, see below).
+    * ``resync_start`` ``"restart"`` (default, A15: the ``i``-th tuple of every SEND_ALL phase
+      goes to instance ``i``) or ``"continue"`` (the SEND_ALL carriers go where round robin would
+      send them, see "Resync start" below).
 
 ``fk``
-    Full Knowledge (spec 2.6, A9).  ``variant``: ``"ideal"`` (default, FK-ideal: the greedy rule
-    with true costs from the first tuple; no sketches, no messages) or ``"osg"`` (FK-osg: the full
-    OSG state machine with default sketch parameters and exact estimates
+    Full Knowledge (spec 2.6, A9).  A plain ``fk`` is the primary FK of spec 2.6 / A9: FK-ideal
+    with the literal accumulated-work rule.  ``variant``: ``"ideal"`` (default, FK-ideal: the
+    greedy rule with true costs from the first tuple; no sketches, no messages) or ``"osg"``
+    (FK-osg: the full OSG state machine with default sketch parameters and exact estimates
     ``ŵ_{t,op} = x_{t,op}``; class :class:`FullKnowledgeOSG` exposes it with any OSG
-    parameters).  ``semantics``: ``"wl"`` (default; ``argmin max(free_o, a)``, least-work-left
-    JSQ, FK-WL) or ``"literal"`` (``argmin`` of accumulated true work).  With identical costs and
-    lowest-index ties, FK-ideal literal is round robin ``t mod k`` exactly (spec 7.9).
+    parameters).  ``semantics``: ``"literal"`` (default; ``argmin`` of accumulated true work,
+    Listing 3.2 / spec 2.6) or ``"wl"`` (``argmin max(free_o, a)``, least-work-left JSQ, FK-WL,
+    spec 2.7 item 5).  ``resync_start`` (``"restart"`` default, or ``"continue"``) is passed to
+    FK-osg and ignored by FK-ideal.  With identical costs and lowest-index ties, FK-ideal
+    literal is round robin ``t mod k`` exactly (spec 7.9).
+
+Resync start and uniform costs
+------------------------------
+The scheduler keeps ``rr_ptr``, the number of tuples it has scheduled so far, i.e. the
+(0-based) stream position of the tuple being scheduled; it advances by one on *every* tuple, in
+every mode.  It is this count, not ``Batch.seq``; the two agree whenever the scheduler routes the
+whole stream from its first tuple (``single_source``), which is how round robin ``t mod k`` is
+meant.  ROUND_ROBIN (which only ever runs at the start of the stream) sends tuple ``t`` to
+``rr_ptr mod k = t mod k``.  In SEND_ALL:
+
+* ``resync_start="restart"`` (default; spec S3.2 and A15, as in the paper): the ``i``-th carrier
+  of the phase goes to instance ``i`` (``i = 0, 1, ...``, restarting at 0 on every epoch);
+* ``resync_start="continue"``: the carrier goes to ``rr_ptr mod k``, i.e. exactly where plain
+  round robin ``t mod k`` would have sent it.  The ``k`` carriers of a phase are ``k``
+  consecutive tuples, so they still reach every instance once (and WAIT_ALL still begins after
+  the ``k``-th), and a later epoch continues the same rotation, since ``rr_ptr`` also advanced
+  through WAIT_ALL and RUN.  Nothing else changes.
+
+Why the option: with identical costs the estimates are exact (every ratio ``W/F`` equals the
+cost), and with deterministic arrivals ``a_t = t τ`` at provisioning ``P >= 100%`` round robin
+sends each tuple to the one instance that is already idle.  OSG-WL with ``"continue"`` then
+reproduces round robin tuple for tuple (assignments and completion times; its carriers hit the
+idle instance, so ``E`` equals the true free-at times as soon as the carriers have been sent, and
+``argmin max(E, a)`` picks the idle instance), which is the limiting case "uniform costs make
+OSG equal RR" (spec 7.9, T14).  This holds while that idle instance is the *only* idle one,
+i.e. ``(k-1) τ < w`` or ``100 <= P < 100 k / (k-1)`` (e.g. ``P < 150%`` at ``k = 3``, ``< 125%``
+at ``k = 5``); with two or more idle instances OSG-WL's lowest-index tie rule (spec 2.7 item 2)
+picks another idle instance than RR, so assignments differ, and later ``"continue"`` carriers can
+then land on an instance that is still busy.  With ``"restart"`` every SEND_ALL phase shifts the
+rotation (carrier 0 goes to instance 0, which may be busy); above 100% the shift drains, but at
+critical load (``P = 100%``) the lost slack is never recovered and the latency keeps growing:
+``Λ = L_RR / L_OSG`` falls well below 1 (OSG-WL, ``k = 5``, ``N = 1024``, cost 2 ms: ``≈ 0.79``
+after 30,000 tuples, ``≈ 0.52`` after 100,000).
+
+The literal variant does *not* reproduce round robin with ``"continue"``: leaving ROUND_ROBIN
+sets ``Ĉ = 0`` (A18), the ``k`` carriers then make every ``Ĉ`` equal, so the ``k`` tuples after
+the first SEND_ALL phase go to instances ``0, 1, ..., k-1`` (lowest index on ties) instead of
+continuing the rotation (unless the phase began at a multiple of ``k``).  Once the first epoch's
+corrections make ``Ĉ`` the true accumulated work, ``argmin Ĉ`` with lowest-index ties is round
+robin again (as FK-ideal literal), so exactly those ``k`` tuples differ; at ``P = 100%`` that
+one-off shift never drains either.
 
 Instance, Algorithm I (spec 2.2)
 --------------------------------
@@ -96,9 +143,10 @@ Modes ``ROUND_ROBIN = 0``, ``SEND_ALL = 1``, ``WAIT_ALL = 2``, ``RUN = 3``.
 * S2 (reply ``(e, Δ)`` from ``op``): dropped if ``e != epoch`` (unless ``stale_replies``);
   accepted also in SEND_ALL (spec choice); in WAIT_ALL with all ``k`` replies every ``Ĉ[o]``
   gets its ``Δ_o`` and the scheduler enters RUN.
-* S3 (tuple): ROUND_ROBIN sends to ``rr_ptr mod k``; SEND_ALL sends the ``i``-th tuple of the
-  epoch to instance ``i`` (restarting at 0 every epoch, A15), adds the estimate and attaches the
-  request with the value *after* the update; WAIT_ALL and RUN pick ``argmin Ĉ`` (literal) or
+* S3 (tuple): ``rr_ptr`` (the tuple's stream position) advances on every tuple; ROUND_ROBIN
+  sends to ``rr_ptr mod k``; SEND_ALL sends the ``i``-th tuple of the epoch to instance ``i``
+  (restarting at 0 every epoch, A15; ``rr_ptr mod k`` with ``resync_start="continue"``), adds
+  the estimate and attaches the request with the value *after* the update; WAIT_ALL and RUN pick ``argmin Ĉ`` (literal) or
   ``argmin max(E, a)`` (WL), lowest index on ties (A11), the current tuple's estimate not
   compared, then ``Ĉ[op] += ŵ`` or ``E[op] = max(E[op], a) + ŵ``.
 * Estimate (spec 2.1.3): the row with the smallest count ``F[i, h_i(v)]`` (lowest row on ties),
@@ -144,10 +192,12 @@ Section 6:
   optional ``stale_replies`` flag (off by default) as described above.
 * A8: both semantics, ``variant = "wl"`` the default (headline), ``"literal"`` the ablation;
   :meth:`describe_params` records which one ran.
-* A9: FK-ideal is ``fk``'s default, FK-osg its ``variant = "osg"``.
+* A9: FK-ideal with the literal rule is ``fk``'s default (``semantics = "literal"``), FK-WL its
+  ``semantics = "wl"``, FK-osg its ``variant = "osg"``.
 * A11: lowest index for rows and instances.
 * A12: the estimator uses ``F[i, h_i(v)]`` and ``c`` columns (nothing else to do in code).
-* A15: SEND_ALL restarts at instance 0 in every epoch.
+* A15: SEND_ALL restarts at instance 0 in every epoch (``resync_start = "restart"``, the
+  default); ``"continue"`` is the option described under "Resync start".
 * A16: worker speed periods (``WorkerModel.breaks``) are decided by stream index.
 * A17: ``latency = 0`` by default, any ``d >= 0`` allowed.
 * A18: ``Ĉ`` untouched during ROUND_ROBIN and set to 0 when leaving it (``E = now`` under WL).
@@ -193,7 +243,7 @@ S_RUNIDX, S_SAIDX, S_SHIP, S_REPL, S_EDONE, S_EABAN, S_SDROP, S_SAPP = 9, 10, 11
 S_LOGN, S_SDELIV, S_ESTART, S_PFN, S_NEED = 17, 18, 19, 20, 21
 _SI_LEN = 24
 # int64 parameters ``ip``
-I_K, I_R, I_C, I_N, I_WL, I_EXACT, I_INCL, I_STALE = 0, 1, 2, 3, 4, 5, 6, 7
+I_K, I_R, I_C, I_N, I_WL, I_EXACT, I_INCL, I_STALE, I_CONT = 0, 1, 2, 3, 4, 5, 6, 7, 8
 # float64 parameters ``sf``
 F_MU, F_LAT, F_SCALE = 0, 1, 2
 # per-instance int64 rows ``ii[row, op]``
@@ -493,12 +543,15 @@ def _osg_kernel(seq, key, ts, cost, out, modes, start, ip, sf, si, hp, table, br
         req_ep = 0
         req_cs = 0.0
         req_cc = 0
+        # rr_ptr = number of tuples scheduled before this one (its stream position)
+        rr = si[S_RR]
+        si[S_RR] = rr + 1
         if mode == ROUND_ROBIN:
-            op = si[S_RR] % k
-            si[S_RR] += 1
+            op = rr % k
         else:
             if mode == SEND_ALL:
-                op = si[S_SEND]
+                # A15 "restart": i-th carrier -> instance i; "continue": where RR would send it
+                op = rr % k if ip[I_CONT] != 0 else si[S_SEND]
                 si[S_SEND] += 1
             elif wl:
                 op = 0
@@ -664,7 +717,8 @@ class OSG(Strategy):
     description = ("Online Shuffle Grouping: Count-Min execution-time estimates, greedy "
                    "least-estimated-work scheduler with epoch resynchronisation")
     defaults = {"window": 1024, "mu": 0.05, "rows": 4, "cols": 54, "eps": None, "latency": 0.0,
-                "variant": "wl", "empty_cells": "exclude", "stale_replies": False}
+                "variant": "wl", "empty_cells": "exclude", "stale_replies": False,
+                "resync_start": "restart"}
     single_source = True
     uses_costs = True
     seeded = True
@@ -697,6 +751,7 @@ class OSG(Strategy):
         check_number(f"{nm}: latency", p["latency"], 0.0, None)
         _check_choice(f"{nm}: variant", p["variant"], ("wl", "literal"))
         _check_choice(f"{nm}: empty_cells", p["empty_cells"], ("exclude", "include"))
+        _check_choice(f"{nm}: resync_start", p["resync_start"], ("restart", "continue"))
         if not isinstance(p["stale_replies"], (bool, np.bool_)):
             raise SkewbenchError(f"{nm}: stale_replies must be true or false, "
                                  f"got {p['stale_replies']!r}")
@@ -706,7 +761,8 @@ class OSG(Strategy):
         self.rows, self.cols, self.window = r, c, int(p["window"])
         self._breaks, self._factors = _worker_arrays(self.worker_model, k, nm)
         self._ip = np.array([k, r, c, self.window, p["variant"] == "wl", self._exact,
-                             p["empty_cells"] == "include", bool(p["stale_replies"])],
+                             p["empty_cells"] == "include", bool(p["stale_replies"]),
+                             p["resync_start"] == "continue"],
                             dtype=np.int64)
         self._sf = np.array([float(mu), float(p["latency"]), 1.0])
         a, b = draw_hash(self.seed, r)
@@ -902,7 +958,7 @@ class FK(Strategy):
 
     name = "fk"
     description = "Full Knowledge: the greedy scheduler fed with true execution times"
-    defaults = {"variant": "ideal", "semantics": "wl"}
+    defaults = {"variant": "ideal", "semantics": "literal", "resync_start": "restart"}
     single_source = True
     uses_costs = True
     seeded = True  # FK-osg depends on the hash seed; an FK-ideal instance sets False
@@ -911,11 +967,13 @@ class FK(Strategy):
         p = self.params
         _check_choice("fk: variant", p["variant"], ("ideal", "osg"))
         _check_choice("fk: semantics", p["semantics"], ("wl", "literal"))
+        _check_choice("fk: resync_start", p["resync_start"], ("restart", "continue"))
         self._wl = p["semantics"] == "wl"
         self._engine: OSG | None = None
         if p["variant"] == "osg":
             self._engine = FullKnowledgeOSG(self.workers, 1, self.seed, self.worker_model,
-                                            variant=p["semantics"])
+                                            variant=p["semantics"],
+                                            resync_start=p["resync_start"])
             return
         self.seeded = False
         self._breaks, self._factors = _worker_arrays(self.worker_model, self.workers, self.name)
