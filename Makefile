@@ -1,5 +1,7 @@
 # skewbench: every target bootstraps what it needs (virtual environment, locked dependencies).
-#   make run        generate, validate and describe the default dataset catalog (embedded defaults)
+#   make run        the nightly pipeline once, on embedded defaults (Airflow, Spark, GE, MLflow)
+#   make ui         the Airflow and MLflow UIs on localhost (make ui-stop stops them)
+#   make datasets   generate, validate and describe the default dataset catalog only
 #   make test       the test suite (what CI runs)
 #   make bench      the benchmarks (figures go to BENCHMARKS.md)
 #   make reproduce  the paper-reproduction checks (tests/reproduction, all of them)
@@ -18,9 +20,20 @@ PYTEST_ARGS ?=
 export PYSPARK_PYTHON := $(BIN)/python
 export PYSPARK_DRIVER_PYTHON := $(BIN)/python
 export GX_ANALYTICS_ENABLED := false
+export MLFLOW_DISABLE_TELEMETRY := true
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install run test bench reproduce lock clean java
+# Embedded defaults: everything under one state directory (git-ignored); override any of these.
+export SKEWBENCH_STATE := $(STATE)
+export SKEWBENCH_TRACKING_URI ?= sqlite:///$(STATE)/mlflow/mlflow.db
+export SKEWBENCH_MLFLOW_ARTIFACTS ?= $(STATE)/mlflow/artifacts
+export AIRFLOW_HOME ?= $(STATE)/airflow
+export AIRFLOW__CORE__DAGS_FOLDER := $(abspath dags)
+export AIRFLOW__CORE__PLUGINS_FOLDER := $(abspath plugins)
+export AIRFLOW__CORE__LOAD_EXAMPLES := False
+export AIRFLOW_CONN_SPARK_DEFAULT ?= {"conn_type": "spark", "host": "$(or $(SKEWBENCH_SPARK_MASTER),local[*])"}
+
+.PHONY: install run datasets ui ui-stop test bench reproduce lock clean java
 
 install: $(STAMP)
 
@@ -36,9 +49,21 @@ $(STAMP): requirements.lock pyproject.toml | java
 	@touch $@
 
 run: $(STAMP)
+	@mkdir -p $(STATE)/mlflow
+	$(BIN)/airflow db migrate > $(STATE)/airflow-migrate.log 2>&1 || { tail -20 $(STATE)/airflow-migrate.log; exit 1; }
+	$(BIN)/python scripts/run_nightly.py
+
+datasets: $(STAMP)
 	$(BIN)/skewbench datasets generate catalog --set default --root $(ROOT) --validate
 	@for d in $(ROOT)/*/; do [ -f "$$d/_skewbench.json" ] && { echo; $(BIN)/skewbench datasets describe "$$d"; }; done; true
 	@echo; echo "datasets are in $(ROOT)"
+
+ui: $(STAMP)
+	@mkdir -p $(STATE)/mlflow
+	@scripts/ui.sh start
+
+ui-stop:
+	@scripts/ui.sh stop
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -470,3 +470,39 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
         raise
     return {"experiment_id": eid, "parent_run_id": pid, "children": children,
             "report": _artifact_path(client.get_run(pid), "report.html")}
+
+
+def open_parent(tracking_uri: str, family: str, run_key: str, run_name: str,
+                tags: Mapping[str, str]) -> tuple[str, str]:
+    """Find or create a pipeline run's parent run before its results exist (status RUNNING).
+
+    The pipeline opens it before replaying so that links (the Airflow "MLflow run" extra link)
+    have a run to point at; :func:`log_run` later fills in the same run (found by ``run_key``).
+    """
+    _check_key(run_key)
+    from mlflow.entities import RunTag
+
+    client = _client(tracking_uri)
+    eid = _experiment(client, family, tracking_uri).experiment_id
+    parent = _find_by_key(client, eid, run_key)
+    all_tags = {**{str(k): _tag_value(v) for k, v in tags.items()}, KEY_TAG: run_key, "skewbench.family": family}
+    if parent is None:
+        parent = client.create_run(eid, tags=all_tags, run_name=run_name)
+    else:
+        client.update_run(parent.info.run_id, status="RUNNING", name=run_name)
+        _log_batch(client, parent.info.run_id, tags=[RunTag(k, v) for k, v in all_tags.items()])
+    return eid, parent.info.run_id
+
+
+def fail_parent(tracking_uri: str, family: str, run_key: str, reason: str) -> str | None:
+    """Mark a pipeline run's parent run FAILED (e.g. its results did not validate); no results
+    are logged under it as good ones."""
+    found = find_parent(tracking_uri, family, run_key)
+    if found is None:
+        return None
+    from mlflow.entities import RunTag
+
+    client = _client(tracking_uri)
+    _log_batch(client, found[1], tags=[RunTag("skewbench.failure", reason[:4000])])
+    client.set_terminated(found[1], status="FAILED")
+    return found[1]

@@ -1,0 +1,138 @@
+"""skewbench_nightly: generate -> replay on Spark -> validate (GE) -> log (MLflow) -> report.
+
+Thin: every step is a function of :mod:`skewbench.nightly` or a spark-submit job; this file only
+wires them.  Parsing it imports Airflow and two light skewbench modules, nothing else.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timedelta
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import Asset, Param, dag, task
+from airflow.sdk.exceptions import AirflowFailException
+from airflow.timetables.assets import AssetOrTimeSchedule
+from airflow.timetables.trigger import CronTriggerTimetable
+
+from skewbench import nightly
+from skewbench.families import FAMILIES
+
+CATALOG_ASSET = Asset("skewbench://datasets/catalog")
+
+DOC = """
+### skewbench nightly benchmark
+
+For every selected dataset and strategy family: make sure the dataset exists and is valid,
+replay it through the family's strategies with a Spark job (`spark_default` connection;
+`local[*]` unless the connection names a cluster master), validate the results with Great
+Expectations, log them to MLflow (one experiment per family, a parent run per DAG run, a nested
+run per grid cell) and write a comparison report.
+
+Runs every night at 02:00 UTC and whenever `skewbench_datasets` publishes the catalog asset.
+Trigger it by hand with parameters (datasets, families, strategies, workers, sources, seeds,
+catalog set); bad values are refused by the form and again by `check_params` before any Spark
+job starts.
+
+Outputs: `$SKEWBENCH_RUNS_ROOT/<logical date>/<run id>/<dataset>/<family>/` (results Parquet,
+written atomically), the GE results beside them, `SUMMARY.md`, and MLflow runs tagged
+`skewbench.key = skewbench_nightly/<run id>/<family>` (a retry updates the same runs).
+"""
+
+
+def _params() -> dict[str, Param]:
+    return {name: Param(spec["default"], **{k: v for k, v in spec.items() if k != "default"})
+            for name, spec in nightly.params_schema().items()}
+
+
+@dag(
+    dag_id="skewbench_nightly",
+    schedule=AssetOrTimeSchedule(timetable=CronTriggerTimetable("0 2 * * *", timezone="UTC"),
+                                 assets=[CATALOG_ASSET]),
+    start_date=datetime(2026, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    tags=["skewbench", "benchmark", "nightly"],
+    default_args={"retries": 2, "retry_delay": timedelta(seconds=30), "retry_exponential_backoff": True,
+                  "max_retry_delay": timedelta(minutes=10)},
+    params=_params(),
+    doc_md=DOC,
+)
+def skewbench_nightly():
+    @task
+    def check_params(params=None, logical_date=None, run_id=None) -> dict:
+        """Validate the parameters again (clear message, before any Spark job) and fix the run dir.
+
+        A bad parameter fails at once: retrying a user error would only delay the message."""
+        from skewbench.errors import SkewbenchError
+
+        try:
+            conf = nightly.check_params(dict(params))
+        except SkewbenchError as e:
+            raise AirflowFailException(f"invalid parameters: {e}") from None
+        conf["out_root"] = str(nightly.run_dir(str(logical_date), run_id))
+        print(f"run directory: {conf['out_root']}")
+        return conf
+
+    @task
+    def dataset_names(conf: dict) -> list[str]:
+        return conf["datasets"]
+
+    @task(max_active_tis_per_dagrun=2)
+    def prepare_dataset(name: str) -> dict:
+        """Generate or ingest the dataset unless up to date, and validate it (GE)."""
+        return nightly.prepare_dataset(name)
+
+    @task
+    def plan(conf: dict, datasets: list[dict]) -> list[dict]:
+        return nightly.plan_replays(conf, list(datasets), conf["out_root"])
+
+    @task
+    def spark_kwargs(item: dict) -> dict:
+        return {"application": item["application"], "application_args": item["application_args"],
+                "name": f"skewbench-{item['family']}-{item['dataset']}"}
+
+    @task
+    def validate(item: dict) -> dict:
+        """The family's Great Expectations suite on the results; fails with the failed expectations."""
+        return nightly.validate_replay(item)
+
+    @task
+    def open_tracking(conf: dict, dag=None, run_id=None, logical_date=None) -> dict:
+        """Open this run's MLflow parent runs, so the replay tasks' "MLflow run" links resolve."""
+        return nightly.open_tracking(conf["families"], dag.dag_id, run_id, str(logical_date))
+
+    @task(trigger_rule="one_failed")
+    def mark_failed(conf: dict, dag=None, run_id=None) -> None:
+        """A replay or validation failed: mark the MLflow parent runs FAILED (no good result)."""
+        nightly.fail_tracking(conf["families"], dag.dag_id, run_id, "a replay or its validation failed")
+
+    @task
+    def log_to_mlflow(items: list[dict], conf: dict, dag=None, run_id=None, logical_date=None) -> list[dict]:
+        return [nightly.log_family(list(items), fam, dag.dag_id, run_id, str(logical_date)) for fam in conf["families"]]
+
+    @task
+    def report(items: list[dict], logged: list[dict], conf: dict) -> str:
+        text = nightly.summarize(list(items), list(logged), conf["out_root"])
+        print(text)
+        return text
+
+    conf = check_params()
+    datasets = prepare_dataset.expand(name=dataset_names(conf))
+    items = plan(conf, datasets)
+    replay = SparkSubmitOperator.partial(
+        task_id="replay",
+        conn_id="spark_default",
+        # spark-submit is found on PATH (the environment's bin, which pyspark provides)
+        env_vars={"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable},
+        max_active_tis_per_dagrun=1,
+    ).expand_kwargs(spark_kwargs.expand(item=items))
+    checked = validate.expand(item=items)
+    open_tracking(conf) >> replay >> checked
+    logged = log_to_mlflow(items, conf)
+    checked >> logged
+    [replay, checked] >> mark_failed(conf)
+    report(items, logged, conf)
+
+
+skewbench_nightly()

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Start (or stop) the Airflow UI and the MLflow UI on localhost, each in its own process group.
+#   scripts/ui.sh start | stop
+# Environment (set by the Makefile): AIRFLOW_HOME, SKEWBENCH_STATE, SKEWBENCH_TRACKING_URI,
+# SKEWBENCH_MLFLOW_ARTIFACTS, AIRFLOW_PORT (8080), MLFLOW_PORT (5000).
+set -euo pipefail
+cmd=${1:-start}
+state=${SKEWBENCH_STATE:?}
+pids="$state/ui.pgids"
+airflow_port=${AIRFLOW_PORT:-8080}
+mlflow_port=${MLFLOW_PORT:-5000}
+
+stop() {
+  [ -f "$pids" ] || { echo "no UI started from here"; return 0; }
+  while read -r name pgid; do
+    if kill -0 -- "-$pgid" 2>/dev/null; then
+      kill -TERM -- "-$pgid" 2>/dev/null || true
+      for _ in $(seq 20); do kill -0 -- "-$pgid" 2>/dev/null || break; sleep 0.5; done
+      kill -KILL -- "-$pgid" 2>/dev/null || true
+      echo "stopped $name (process group $pgid)"
+    fi
+  done < "$pids"
+  rm -f "$pids"
+}
+
+wait_http() {  # url, seconds
+  for _ in $(seq "$2"); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 1; done
+  return 1
+}
+
+if [ "$cmd" = stop ]; then stop; exit 0; fi
+[ -f "$pids" ] && stop
+mkdir -p "$state/logs"
+: > "$pids"
+
+# MLflow UI over the same store the pipeline logs to
+setsid mlflow server --backend-store-uri "$SKEWBENCH_TRACKING_URI" \
+  --default-artifact-root "file://$SKEWBENCH_MLFLOW_ARTIFACTS" --host 127.0.0.1 --port "$mlflow_port" \
+  > "$state/logs/mlflow-ui.log" 2>&1 < /dev/null &
+echo "mlflow $!" >> "$pids"
+
+# Airflow: API server (UI), scheduler, DAG processor, triggerer; one generated admin password
+export AIRFLOW__API__PORT="$airflow_port" AIRFLOW__API__HOST=127.0.0.1
+export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin"
+airflow db migrate > "$state/logs/airflow-migrate.log" 2>&1
+setsid airflow standalone > "$state/logs/airflow.log" 2>&1 < /dev/null &
+echo "airflow $!" >> "$pids"
+
+wait_http "http://127.0.0.1:$mlflow_port/" 120 || echo "warning: MLflow UI not answering yet (see $state/logs/mlflow-ui.log)"
+wait_http "http://127.0.0.1:$airflow_port/api/v2/version" 240 || echo "warning: Airflow not answering yet (see $state/logs/airflow.log)"
+pwfile="$AIRFLOW_HOME/simple_auth_manager_passwords.json.generated"
+for _ in $(seq 30); do [ -s "$pwfile" ] && break; sleep 1; done
+echo
+echo "Airflow UI:  http://127.0.0.1:$airflow_port   login: admin / $(python -c "import json,sys; print(json.load(open(sys.argv[1]))['admin'])" "$pwfile" 2>/dev/null || echo "see $pwfile")"
+echo "MLflow UI:   http://127.0.0.1:$mlflow_port"
+echo "logs:        $state/logs/   stop with: make ui-stop"

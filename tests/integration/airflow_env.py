@@ -1,0 +1,160 @@
+"""A throw-away Airflow + MLflow + data environment for the DAG tests (real components, SQLite).
+
+Airflow reads its configuration at import, so the DAGs run in a subprocess with this
+environment; the test process inspects the results through MLflow's client and the files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+TINY_CATALOG = """
+version: 1
+datasets:
+  - name: tiny-zipf
+    sets: [default]
+    generator: zipf
+    keys: 500
+    tuples: 20000
+    alpha: 1.2
+    seed: 1
+    cost: {model: levels, levels: 4, low: 1, high: 4}
+  - name: tiny-drift
+    sets: [default]
+    generator: drifting
+    keys: 300
+    seed: 2
+    phases:
+      - {tuples: 8000, alpha: 1.0}
+      - {tuples: 8000, alpha: 1.0, permutation: new}
+"""
+
+
+def make_env(root: Path) -> dict[str, str]:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "catalog.yaml").write_text(TINY_CATALOG)
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ,
+           "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+           "AIRFLOW_HOME": str(root / "airflow"),
+           "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+           "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+           "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+           "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+           "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+           "SKEWBENCH_STATE": str(root / "state"),
+           "SKEWBENCH_CATALOG": str(root / "catalog.yaml"),
+           "SKEWBENCH_TRACKING_URI": f"sqlite:///{root / 'mlflow.db'}",
+           "SKEWBENCH_MLFLOW_ARTIFACTS": str(root / "mlartifacts"),
+           "PYSPARK_PYTHON": sys.executable,
+           "GX_ANALYTICS_ENABLED": "false", "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "1"}
+    return env
+
+
+def migrate(env: dict[str, str]) -> None:
+    subprocess.run([str(Path(sys.executable).parent / "airflow"), "db", "migrate"], env=env, check=True,
+                   capture_output=True, timeout=600)
+
+
+PROBE = r'''
+import json, sys, time
+import great_expectations  # before Airflow: keeps GE's logging quiet
+t0 = time.perf_counter()
+from airflow.dag_processing.dagbag import DagBag
+bag = DagBag(sys.argv[1])
+out = {"errors": {k: str(v) for k, v in bag.import_errors.items()}, "dags": {}}
+for dag_id, dag in bag.dags.items():
+    out["dags"][dag_id] = {
+        "tags": sorted(dag.tags), "doc_md": dag.doc_md or "", "max_active_runs": dag.max_active_runs,
+        "tasks": {t.task_id: {"retries": t.retries, "downstream": sorted(t.downstream_task_ids),
+                              "type": getattr(t, "task_type", type(t).__name__)} for t in dag.tasks},
+        "params": sorted(dag.params.keys()),
+    }
+out["seconds"] = time.perf_counter() - t0
+print("PROBE" + json.dumps(out))
+'''
+
+RUN = r'''
+import json, os, sys
+from datetime import datetime
+import great_expectations  # before Airflow
+from airflow.dag_processing.dagbag import DagBag
+bag = DagBag(sys.argv[1])
+dag = bag.get_dag(sys.argv[2])
+when = os.environ.get("SKEWBENCH_TEST_LOGICAL_DATE")
+for conf in json.loads(sys.argv[3]):
+    try:
+        run = dag.test(run_conf=conf, **({"logical_date": datetime.fromisoformat(when)} if when else {}))
+        print("RUNSTATE " + json.dumps({"state": str(run.state), "run_id": run.run_id,
+                                        "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state)
+                                                  for ti in run.get_task_instances()}}), flush=True)
+    except Exception as e:
+        print("RUNERROR " + type(e).__name__ + ": " + str(e).splitlines()[0], flush=True)
+'''
+
+
+
+def probe(env: dict[str, str]) -> dict:
+    p = subprocess.run([sys.executable, "-c", PROBE, str(REPO / "dags")], env=env, capture_output=True, text=True,
+                       timeout=600)
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("PROBE")), None)
+    if line is None:
+        raise AssertionError(f"probe failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
+    return json.loads(line[5:])
+
+
+def run_dags(env: dict[str, str], dag_id: str, confs: list[dict]) -> tuple[list[dict | str], str]:
+    """``dag.test()`` once per conf, in one subprocess: a dict (run state, run id, task states)
+    per completed run, or the error's first line when the run was refused."""
+    p = subprocess.run([sys.executable, "-c", RUN, str(REPO / "dags"), dag_id, json.dumps(confs)], env=env,
+                       capture_output=True, text=True, timeout=1500)
+    log = p.stdout + p.stderr
+    out: list[dict | str] = []
+    for ln in p.stdout.splitlines():
+        if ln.startswith("RUNSTATE "):
+            out.append(json.loads(ln[9:]))
+        elif ln.startswith("RUNERROR "):
+            out.append(ln[9:])
+    if len(out) != len(confs):
+        raise AssertionError(f"dag.test gave {len(out)} of {len(confs)} results:\n{log[-6000:]}")
+    return out, log
+
+
+def run_dag(env: dict[str, str], dag_id: str, conf: dict) -> tuple[dict | str, str]:
+    results, log = run_dags(env, dag_id, [conf])
+    return results[0], log
+
+
+RERUN = r"""
+import json, subprocess, sys
+from skewbench import nightly
+run_id, logical_date, conf = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+conf = nightly.check_params(conf)
+out_root = str(nightly.run_dir(logical_date, run_id))
+datasets = [nightly.prepare_dataset(n) for n in conf["datasets"]]
+plan = nightly.plan_replays(conf, datasets, out_root)
+nightly.open_tracking(conf["families"], "skewbench_nightly", run_id, logical_date)
+for item in plan:
+    subprocess.run(["spark-submit", "--master", "local[2]", item["application"], *item["application_args"]],
+                   check=True, capture_output=True)
+    nightly.validate_replay(item)
+logged = [nightly.log_family(plan, f, "skewbench_nightly", run_id, logical_date) for f in conf["families"]]
+print("RERUN " + json.dumps({"parents": [x["parent_run_id"] for x in logged]}))
+"""
+
+
+def rerun_tasks(env: dict[str, str], run_id: str, logical_date: str, conf: dict) -> dict:
+    """Run the nightly DAG's task functions again for an existing DAG run (what a retry, or a
+    cleared and re-run DAG run, executes), in a subprocess with the test environment."""
+    p = subprocess.run([sys.executable, "-c", RERUN, run_id, logical_date, json.dumps(conf)], env=env,
+                       capture_output=True, text=True, timeout=1200)
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RERUN ")), None)
+    if line is None:
+        raise AssertionError(f"re-run failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
+    return json.loads(line[6:])
