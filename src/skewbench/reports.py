@@ -71,15 +71,10 @@ def _frame(t: TableLike | None) -> pd.DataFrame | None:
 
 
 def _params(text: Any) -> dict[str, Any]:
-    if isinstance(text, dict):
-        return text
-    if not isinstance(text, str) or not text:
-        return {}
-    try:
-        v = json.loads(text)
-    except ValueError:
-        return {}
-    return v if isinstance(v, dict) else {}
+    """A JSON object column value (params, stats) as a dict; anything else as {}."""
+    from skewbench.tracking import json_dict
+
+    return json_dict(text)
 
 
 def _fmt_value(v: Any) -> str:

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from skewbench import __version__
+from skewbench.datasets.contract import replace_dir
 from skewbench.errors import SkewbenchError
 
 RESULTS_VERSION = 1
@@ -92,13 +93,7 @@ def write_results(out_dir: str | os.PathLike, family: str, summary: Sequence[Map
         full = {"results_version": RESULTS_VERSION, "family": family, "created_by": f"skewbench {__version__}",
                 **manifest, "summary_rows": len(summary), "series_rows": len(series)}
         (tmp / MANIFEST).write_text(json.dumps(full, indent=2, default=str) + "\n")
-        old = None
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:12]}"
-            os.rename(out, old)
-        os.rename(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        replace_dir(tmp, out)
         return full
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

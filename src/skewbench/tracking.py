@@ -226,7 +226,8 @@ def _number(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _json_dict(text: Any) -> dict[str, Any]:
+def json_dict(text: Any) -> dict[str, Any]:
+    """A JSON object (or a dict) as a dict; anything else, or malformed JSON, as {}."""
     if isinstance(text, dict):
         return text
     if not isinstance(text, str) or not text:
@@ -258,7 +259,7 @@ def _artifact_path(run, rel: str) -> str:
 def cell_params(row: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, str]:
     """The params of a child run, from its summary row and the replay configuration."""
     params = {c: _param_value(row[c]) for c in PARAM_COLUMNS if c in row}
-    for k, v in sorted(_json_dict(row.get("params")).items()):
+    for k, v in sorted(json_dict(row.get("params")).items()):
         params[_name(PARAM_PREFIX + k)] = _param_value(v)
     for k, v in sorted((config or {}).items()):
         if v is not None and k not in CONFIG_SKIP:
@@ -280,7 +281,7 @@ def cell_metrics(row: Mapping[str, Any], numeric_columns: Sequence[str],
             timing[_name(TIME_PREFIX + c)] = v
         else:
             det[_name(c)] = v
-    for k, v in _json_dict(row.get("stats")).items():
+    for k, v in json_dict(row.get("stats")).items():
         f = _number(v)
         if f is not None:
             det[_name(STATS_PREFIX + k)] = f
@@ -296,7 +297,7 @@ def series_metrics(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, float, 
             v = _number(r.get(c))
             if v is not None:
                 out.append((SERIES_PREFIX + c, v, step))
-        for k, v in _json_dict(r.get("stats")).items():
+        for k, v in json_dict(r.get("stats")).items():
             f = _number(v)
             if f is not None:
                 out.append((_name(SERIES_PREFIX + STATS_PREFIX + k), f, step))

@@ -267,17 +267,24 @@ def finalize(tmp: str | os.PathLike, out_dir: str | os.PathLike, parts: Sequence
         json.dump(full, f, indent=2, sort_keys=False, default=_json_default)
         f.write("\n")
     out = Path(out_dir).absolute()
+    if out.exists() and not overwrite:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise DatasetError(f"{out} already exists; pass --overwrite to replace it")
+    replace_dir(tmp, out)
+    return full
+
+
+def replace_dir(tmp: str | os.PathLike, out: str | os.PathLike) -> None:
+    """Move the complete directory ``tmp`` to ``out``, replacing any previous ``out`` only after
+    the new one is in place (both on one filesystem, so each rename is atomic)."""
+    tmp, out = Path(tmp), Path(out)
     old = None
     if out.exists():
-        if not overwrite:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise DatasetError(f"{out} already exists; pass --overwrite to replace it")
         old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:12]}"
         os.rename(out, old)
     os.rename(tmp, out)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
-    return full
 
 
 def _json_default(o: Any) -> Any:
