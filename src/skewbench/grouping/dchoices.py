@@ -210,18 +210,23 @@ _CACHE_SALT = np.uint64(0x8CB92BA72F3D8DD7)
 # --------------------------------------------------------------------------------------------
 # numba kernels: baselines
 
+@njit(inline="always", cache=True)
+def _next_source(t, prev, j, sources):
+    """Source of stream position ``t`` (``t % sources``), stepping from the previous tuple's
+    source ``j`` without a division when ``t`` follows ``prev`` (the common, whole-stream case)."""
+    if t == prev + 1:
+        j += 1
+        return 0 if j == sources else j
+    return t % sources
+
+
 @njit(cache=True)
 def _route_kg(seq, key, sources, seed1, n, load, out):
     prev = np.int64(-2)
     j = np.int64(0)
     for i in range(seq.shape[0]):
         t = seq[i]
-        if t == prev + 1:
-            j += 1
-            if j == sources:
-                j = 0
-        else:
-            j = t % sources
+        j = _next_source(t, prev, j, sources)
         prev = t
         w = hash_choice(key[i], seed1, n)
         load[j, w] += 1
@@ -234,12 +239,7 @@ def _route_sg(seq, sources, n, ptr, load, out):
     j = np.int64(0)
     for i in range(seq.shape[0]):
         t = seq[i]
-        if t == prev + 1:
-            j += 1
-            if j == sources:
-                j = 0
-        else:
-            j = t % sources
+        j = _next_source(t, prev, j, sources)
         prev = t
         w = ptr[j]
         nxt = w + 1
@@ -254,12 +254,7 @@ def _route_pkg(seq, key, sources, seed1, seed2, n, load, out):
     j = np.int64(0)
     for i in range(seq.shape[0]):
         t = seq[i]
-        if t == prev + 1:
-            j += 1
-            if j == sources:
-                j = 0
-        else:
-            j = t % sources
+        j = _next_source(t, prev, j, sources)
         prev = t
         k = key[i]
         w = hash_choice(k, seed1, n)
@@ -542,12 +537,7 @@ def _route_head(seq, key, sources, n, seeds, variant, fixed_d, theta, eps, autho
     j = np.int64(0)
     for i in range(seq.shape[0]):
         t = seq[i]
-        if t == prev + 1:
-            j += 1
-            if j == sources:
-                j = 0
-        else:
-            j = t % sources
+        j = _next_source(t, prev, j, sources)
         prev = t
         k = key[i]
         # line A2: offer to SS_j, m_j += 1; line A3: the head test
