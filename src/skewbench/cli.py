@@ -333,7 +333,7 @@ def replay() -> None:
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               help="local: in this process; spark: tasks on Spark (SKEWBENCH_SPARK_MASTER). Same results.")
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
-              help="Spark partitions per stage (default: one per task). Results do not depend on it.")
+              help="Spark tasks per stage (default: twice the default parallelism). Results do not depend on it.")
 @click.option("--queue-groups", type=click.IntRange(min=1), default=1, show_default=True,
               help="Queue-simulation tasks per cell (workers split into groups).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary rows as one JSON object.")

@@ -100,11 +100,21 @@ def run_tasks(spark, fn: Callable[[int], Any], n_tasks: int, description: str = 
 
 
 def spark_executor(spark, partitions: int | None = None, progress: Callable[[str], None] | None = None):
-    """An executor for :func:`skewbench.grouping.engine.replay`: each item one Spark task."""
+    """An executor for :func:`skewbench.grouping.engine.replay`: the items dealt to Spark tasks.
+
+    Item ``i`` goes to task ``i mod P`` (so cells of every size are spread over the tasks), with
+    ``P = partitions`` or, by default, twice the cluster's default parallelism: a Spark task costs
+    tens of milliseconds to schedule, more than many small replay items.  Results come back in
+    item order whatever ``P`` is.
+    """
 
     def execute(fn: Callable[[Any], Any], items: Sequence[Any], description: str = "") -> list[Any]:
         items = list(items)
-        return run_tasks(spark, lambda i: fn(items[i]), len(items), description, partitions=partitions)
+        if not items:
+            return []
+        p = max(1, min(len(items), partitions or 2 * spark.sparkContext.defaultParallelism))
+        dealt = run_tasks(spark, lambda t: [fn(items[i]) for i in range(t, len(items), p)], p, description)
+        return [dealt[i % p][i // p] for i in range(len(items))]
 
     return execute
 

@@ -167,7 +167,7 @@ def test_spark_replay_is_bit_identical(dataset, spark, tmp_path):
     cells = grid(["kg", "sg", "pkg", "dc", "wc", "rr", "osg"], [5, 8], [3], [0])
     config = ReplayConfig(window=900, provisioning=100.0, queue_groups=2)
     local = replay_to_dir(dataset, cells, tmp_path / "local", config)
-    for parts in (None, 3):
+    for parts in (None, 3, 1000):  # default (2 x parallelism), few, one item per task
         replay_to_dir(dataset, cells, tmp_path / f"spark{parts}", config, spark_executor(spark, parts),
                       engine_name="spark")
         _, s1, t1 = read_results(tmp_path / "local")
