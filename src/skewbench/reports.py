@@ -333,10 +333,10 @@ def plot_worker_loads(summary: TableLike, series: TableLike | None, out_dir: str
                               dtype=float)
             m = total.sum() or 1.0
             order = np.argsort(-total, kind="stable")
-            x = np.arange(len(total))
-            ax.bar(x, head[order] / m, width=0.85, color="C3", label="head keys")
-            ax.bar(x, (total[order] - head[order]) / m, bottom=head[order] / m, width=0.85, color="C0",
-                   label="tail keys")
+            # two filled step outlines, not 2n bar patches: drawing stays fast at n = 100s
+            edges = np.arange(len(total) + 1) - 0.5
+            ax.stairs(total[order] / m, edges, fill=True, color="C0", label="tail keys")
+            ax.stairs(head[order] / m, edges, fill=True, color="C3", label="head keys")
             ax.axhline(1.0 / len(total), color="black", linestyle="--", linewidth=1, label="1/n")
             ax.set_title(f"{label}\nimbalance {_fmt(float(r['imbalance']))}", fontsize="medium")
             ax.set_xticks([])
