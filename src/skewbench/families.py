@@ -35,11 +35,17 @@ class Family:
         return SPARK_JOBS / self.spark_job
 
     def replay_args(self, dataset: str, out: str, strategies: list[str], workers: list[int],
-                    sources: list[int], seeds: int) -> list[str]:
-        """Arguments of the family's spark-submit job (also those of ``skewbench replay``)."""
-        return ["--dataset", dataset, "--out", out, "--overwrite",
+                    sources: list[int], seeds: int, provisioning: float | None = None) -> list[str]:
+        """Arguments of the family's spark-submit job (also those of ``skewbench replay``).
+
+        ``provisioning`` (percent of the workers' capacity) replaces the dataset's arrival times
+        by a steady arrival rate at that load; None keeps the dataset's times."""
+        args = ["--dataset", dataset, "--out", out, "--overwrite",
                 "--strategies", ",".join(strategies), "--workers", ",".join(map(str, workers)),
-                "--sources", ",".join(map(str, sources)), "--seeds", str(seeds), *self.extra_args]
+                "--sources", ",".join(map(str, sources)), "--seeds", str(seeds)]
+        if provisioning is not None:
+            args += ["--provisioning", repr(float(provisioning))]
+        return [*args, *self.extra_args]
 
 
 FAMILIES: dict[str, Family] = {

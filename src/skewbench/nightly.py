@@ -12,6 +12,11 @@ Parameters (the DAG's Params, also checked again here before any Spark job start
     strategy names; empty means each family's defaults.  A name must belong to a chosen family.
 ``workers``, ``sources``, ``seeds``
     the grid's worker counts, source counts and number of hash seeds.
+``provisioning``
+    the replay's load: tuples arrive steadily at P percent of the workers' capacity (mean cost
+    x rate / n; 100 = critical load, the OSG paper's default; above 100 = spare capacity), so
+    latencies mean the same on every dataset and worker count.  ``null`` replays the datasets'
+    own arrival times instead (whose rates were not chosen for any particular n).
 
 Locations (environment variables, with defaults under one state directory):
 
@@ -73,6 +78,9 @@ def params_schema() -> dict[str, dict[str, Any]]:
                     "uniqueItems": True, "default": [5], "description": "Source counts s."},
         "seeds": {"type": "integer", "minimum": 1, "maximum": 100, "default": 1,
                   "description": "Hash seeds per grid cell."},
+        "provisioning": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 100000, "default": 100,
+                         "description": "Arrival rate as a percentage of the workers' capacity (100 = critical "
+                                        "load); empty = the datasets' own arrival times."},
     }
 
 
@@ -155,7 +163,8 @@ def plan_replays(conf: dict[str, Any], datasets: list[dict[str, Any]], out_root:
                 "dataset": ds["name"], "dataset_path": ds["path"], "fingerprint": ds["fingerprint"], "family": fam,
                 "out": out, "application": str(f.job_path),
                 "application_args": f.replay_args(ds["path"], out, conf["strategies_by_family"][fam],
-                                                  conf["workers"], conf["sources"], conf["seeds"]),
+                                                  conf["workers"], conf["sources"], conf["seeds"],
+                                                  conf["provisioning"]),
             })
     return plan
 

@@ -54,11 +54,11 @@ def test_nightly_task_graph(dags_info):
     assert t["validate"]["downstream"] == ["log_to_mlflow", "mark_failed"]
     assert t["log_to_mlflow"]["downstream"] == ["report"]
     assert set(dags_info["dags"]["skewbench_nightly"]["params"]) == {
-        "datasets", "catalog_set", "families", "strategies", "workers", "sources", "seeds"}
+        "datasets", "catalog_set", "families", "strategies", "workers", "sources", "seeds", "provisioning"}
 
 
 BAD = [({"workers": [0]}, "workers"), ({"seeds": 0}, "seeds"), ({"families": ["juggling"]}, "families"),
-       ({"strategies": ["nope"]}, "strategies")]
+       ({"strategies": ["nope"]}, "strategies"), ({"provisioning": -5}, "provisioning")]
 
 
 def test_invalid_params_are_refused_before_any_task(env):
@@ -109,6 +109,8 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
         assert m in c.data.metrics, m
     for prm in ("strategy", "workers", "sources", "dataset", "dataset_fingerprint"):
         assert prm in c.data.params, prm
+    # the default time model: steady arrivals at 100% of the workers' capacity
+    assert c.data.params["time_mode"] == "provisioning" and float(c.data.params["provisioning"]) == 100.0
     hist = client.get_metric_history(c.info.run_id, "window.imbalance_cum")
     assert len(hist) >= 10 and sorted(h.step for h in hist) == list(range(len(hist)))
     arts = {a.path for a in client.list_artifacts(p.info.run_id)}

@@ -44,6 +44,8 @@ def test_defaults_resolve_to_the_default_catalog_set():
     ({"datasets": ["no-such"]}, "unknown dataset"),
     ({"catalog_set": "huge"}, "parameter 'catalog_set'"),
     ({"colour": "red"}, "unknown parameter"),
+    ({"provisioning": 0}, "parameter 'provisioning'"),
+    ({"provisioning": "lots"}, "parameter 'provisioning'"),
 ])
 def test_bad_params_are_clear_errors(params, needle):
     with pytest.raises(SkewbenchError, match=needle):
@@ -61,3 +63,10 @@ def test_run_dirs_are_per_run_and_plans_per_dataset_and_family(tmp_path, monkeyp
     args = plan[0]["application_args"]
     assert args[args.index("--strategies") + 1] == "kg,osg" and "--overwrite" in args
     assert plan[0]["out"] == str(a / "zipf-1.0" / "grouping")
+    assert args[args.index("--provisioning") + 1] == "100.0"  # the default: critical load
+
+
+def test_provisioning_null_keeps_the_datasets_arrival_times():
+    conf = nightly.check_params({"provisioning": None, "datasets": ["zipf-1.0"]})
+    plan = nightly.plan_replays(conf, [{"name": "zipf-1.0", "path": "/d/z", "fingerprint": "f"}], "/r")
+    assert "--provisioning" not in plan[0]["application_args"]
