@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -32,6 +33,38 @@ def child(conf: dict) -> None:
     print("NIGHTLY " + json.dumps({"state": str(run.state), "run_id": run.run_id, "tasks": states}), flush=True)
 
 
+class _Progress:
+    """Echo each task's start and end from dag.test()'s log, with the elapsed time."""
+
+    PATTERN = re.compile(r"\[DAG TEST\] (starting|end task) task_id=(\S+) map_index=(-?\d+)")
+
+    def __init__(self, log: Path, t0: float) -> None:
+        self.log, self.t0, self.pos, self.started = log, t0, 0, {}
+
+    def poll(self) -> None:
+        with open(self.log, "rb") as f:
+            f.seek(self.pos)
+            chunk = f.read()
+        # only whole lines; a partial last line is read again next time
+        cut = chunk.rfind(b"\n") + 1
+        self.pos += cut
+        for line in chunk[:cut].decode(errors="replace").splitlines():
+            m = self.PATTERN.search(line)
+            if not m:
+                continue
+            what, task, idx = m.groups()
+            name = task if idx == "-1" else f"{task}[{idx}]"
+            try:  # the log line's own time stamp
+                stamp = datetime.fromisoformat(line.split()[0]).timestamp()
+            except (ValueError, IndexError):
+                stamp = time.time()
+            if what == "starting":
+                self.started[name] = stamp
+            else:
+                took = stamp - self.started.pop(name, stamp)
+                print(f"  {time.monotonic() - self.t0:5.0f} s  {name:28s} took {took:5.1f} s", flush=True)
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(json.loads(sys.argv[2]))
@@ -45,9 +78,11 @@ def main() -> None:
     t0 = time.monotonic()
     with open(log, "w") as f:
         proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(conf)], stdout=f, stderr=subprocess.STDOUT)
+        follow = _Progress(log, t0)
         while proc.poll() is None:
-            time.sleep(10)
-            print(f"  ... {time.monotonic() - t0:5.0f} s", flush=True)
+            time.sleep(2)
+            follow.poll()
+        follow.poll()
     text = log.read_text(errors="replace")
     line = next((ln for ln in text.splitlines() if ln.startswith("NIGHTLY ")), None)
     if line is None:
