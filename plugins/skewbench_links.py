@@ -2,7 +2,11 @@
 
 The link opens the MLflow parent run of this DAG run and family (found by its deterministic
 ``skewbench.key`` tag) in the MLflow UI (``SKEWBENCH_MLFLOW_UI``); before the run is logged it
-opens the family's experiment.
+opens the MLflow UI's start page.
+
+Airflow 3's API server computes the link when the UI asks for it, with the *serialized* mapped
+operator, which does not carry the expanded ``application``: the family's job is then read from
+the task instance's rendered template fields (what the UI's "Rendered Templates" tab shows).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ class MLflowRunLink(BaseOperatorLink):
         from skewbench import nightly
         from skewbench.families import FAMILIES
 
-        job = Path(str(getattr(operator, "application", "") or "")).name
+        job = Path(str(getattr(operator, "application", "") or "") or _rendered_application(ti_key)).name
         family = next((f for f in FAMILIES.values() if f.spark_job == job), None)
         if family is None:
             return nightly.mlflow_ui()
@@ -34,6 +38,17 @@ class MLflowRunLink(BaseOperatorLink):
             return nightly.mlflow_ui()
         experiment_id, run_id = found
         return mlflow_run_url(nightly.mlflow_ui(), experiment_id, run_id)
+
+
+def _rendered_application(ti_key) -> str:
+    """The task instance's rendered ``application`` (empty when Airflow did not record it)."""
+    try:
+        from airflow.models.renderedtifields import RenderedTaskInstanceFields
+
+        fields = RenderedTaskInstanceFields.get_templated_fields(ti_key) or {}
+    except Exception:  # noqa: BLE001 - no metadata database here (e.g. in a task): no link detail
+        return ""
+    return str(fields.get("application") or "")
 
 
 class SkewbenchLinksPlugin(AirflowPlugin):

@@ -52,6 +52,7 @@ def make_env(root: Path) -> dict[str, str]:
            "SKEWBENCH_CATALOG": str(root / "catalog.yaml"),
            "SKEWBENCH_TRACKING_URI": f"sqlite:///{root / 'mlflow.db'}",
            "SKEWBENCH_MLFLOW_ARTIFACTS": str(root / "mlartifacts"),
+           "SKEWBENCH_MLFLOW_UI": "http://127.0.0.1:5000",
            "PYSPARK_PYTHON": sys.executable,
            "GX_ANALYTICS_ENABLED": "false", "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "1"}
     return env
@@ -157,4 +158,36 @@ def rerun_tasks(env: dict[str, str], run_id: str, logical_date: str, conf: dict)
     line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RERUN ")), None)
     if line is None:
         raise AssertionError(f"re-run failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
+    return json.loads(line[6:])
+
+
+LINKS = r"""
+import json, sys
+import great_expectations  # before Airflow
+from airflow.models.dagbag import DBDagBag
+from airflow.models.taskinstance import TaskInstance
+from airflow.utils.session import create_session
+from sqlalchemy import select
+
+dag_id, task_id, run_id = sys.argv[1:4]
+with create_session() as session:
+    # what the API server does for the UI's "Extra Links": the serialized (mapped) operator
+    dag = DBDagBag().get_latest_version_of_dag(dag_id, session=session)
+    task = dag.get_task(task_id)
+    tis = session.scalars(select(TaskInstance).where(TaskInstance.dag_id == dag_id, TaskInstance.task_id == task_id,
+                                                     TaskInstance.run_id == run_id)).all()
+    links = {str(ti.map_index): {name: task.get_extra_links(ti, name) for name in task.extra_links} for ti in tis}
+print("LINKS " + json.dumps(links))
+"""
+
+
+def extra_links(env: dict[str, str], dag_id: str, task_id: str, run_id: str) -> dict[str, dict[str, str]]:
+    """The extra links of a task's instances in a DAG run, resolved as Airflow's API server does
+    (from the serialized DAG in the metadata database, with the plugins loaded): map index ->
+    {link name: URL}."""
+    p = subprocess.run([sys.executable, "-c", LINKS, dag_id, task_id, run_id], env=env, capture_output=True,
+                       text=True, timeout=600)
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("LINKS ")), None)
+    if line is None:
+        raise AssertionError(f"extra links failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
     return json.loads(line[6:])

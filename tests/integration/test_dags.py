@@ -113,6 +113,10 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
     assert c.data.params["time_mode"] == "provisioning" and float(c.data.params["provisioning"]) == 100.0
     hist = client.get_metric_history(c.info.run_id, "window.imbalance_cum")
     assert len(hist) >= 10 and sorted(h.step for h in hist) == list(range(len(hist)))
+    # the replay task's "MLflow run" extra link, as the UI gets it, opens this parent run
+    links = af.extra_links(env, "skewbench_nightly", "replay", result["run_id"])
+    assert set(links) == {"0"}, links
+    assert links["0"] == {"MLflow run": f"http://127.0.0.1:5000/#/experiments/{exp.experiment_id}/runs/{p.info.run_id}"}
     arts = {a.path for a in client.list_artifacts(p.info.run_id)}
     assert "report.html" in arts and {"results", "plots"} <= arts
     run_dir = Path(env["SKEWBENCH_STATE"]) / "runs"
