@@ -55,6 +55,9 @@ EXPERIMENT_PREFIX = "skewbench-"
 KEY_TAG = "skewbench.key"
 PARENT_TAG = "mlflow.parentRunId"
 #: step metrics taken from series.parquet (logged as window.<column>)
+#: MLflow 3's UI opens an experiment of this kind on its runs table and metric charts (model
+#: training view) rather than on the GenAI traces view
+EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
 SERIES_METRICS = ("imbalance_cum", "imbalance_win", "latency_mean", "latency_p99")
 SERIES_PREFIX = "window."
 STATS_PREFIX = "s."
@@ -151,7 +154,7 @@ def _experiment(client, family: str, tracking_uri: str, create: bool = True):
     if exp is None and create:
         try:
             client.create_experiment(name, artifact_location=default_artifact_location(tracking_uri, name),
-                                     tags={"skewbench.family": family})
+                                     tags={"skewbench.family": family, EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
         except MlflowException:
             pass  # created concurrently: read it below
         exp = client.get_experiment_by_name(name)
@@ -162,6 +165,8 @@ def _experiment(client, family: str, tracking_uri: str, create: bool = True):
             return None
         client.restore_experiment(exp.experiment_id)
         exp = client.get_experiment(exp.experiment_id)
+    if exp is not None and create and exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+        client.set_experiment_tag(exp.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     return exp
 
 

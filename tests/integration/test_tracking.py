@@ -69,6 +69,8 @@ def test_experiment_and_parent_run(results, store, logged, client):
     exp = client.get_experiment_by_name("skewbench-grouping")
     assert exp is not None and exp.experiment_id == logged["experiment_id"]
     assert exp.artifact_location == (d / "artifacts" / "skewbench-grouping").as_uri()
+    # MLflow's UI then opens it on the runs table and metric charts, not the GenAI views
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
     parents = client.search_runs([exp.experiment_id], filter_string=f"tags.`skewbench.key` = '{KEY}'")
     assert [r.info.run_id for r in parents] == [logged["parent_run_id"]]
     parent = parents[0]
