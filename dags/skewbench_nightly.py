@@ -60,17 +60,19 @@ def _params() -> dict[str, Param]:
 )
 def skewbench_nightly():
     @task
-    def check_params(params=None, logical_date=None, run_id=None) -> dict:
+    def check_params(params=None, logical_date=None, dag_run=None, run_id=None) -> dict:
         """Validate the parameters again (clear message, before any Spark job) and fix the run dir.
 
-        A bad parameter fails at once: retrying a user error would only delay the message."""
+        A bad parameter fails at once: retrying a user error would only delay the message.  A run
+        triggered without a logical date (Airflow 3 allows it) is dated by when it was due."""
         from skewbench.errors import SkewbenchError
 
         try:
             conf = nightly.check_params(dict(params))
         except SkewbenchError as e:
             raise AirflowFailException(f"invalid parameters: {e}") from None
-        conf["out_root"] = str(nightly.run_dir(str(logical_date), run_id))
+        conf["when"] = str(logical_date or dag_run.run_after)
+        conf["out_root"] = str(nightly.run_dir(conf["when"], run_id))
         print(f"run directory: {conf['out_root']}")
         return conf
 
@@ -98,9 +100,9 @@ def skewbench_nightly():
         return nightly.validate_replay(item)
 
     @task
-    def open_tracking(conf: dict, dag=None, run_id=None, logical_date=None) -> dict:
+    def open_tracking(conf: dict, dag=None, run_id=None) -> dict:
         """Open this run's MLflow parent runs, so the replay tasks' "MLflow run" links resolve."""
-        return nightly.open_tracking(conf["families"], dag.dag_id, run_id, str(logical_date))
+        return nightly.open_tracking(conf["families"], dag.dag_id, run_id, conf["when"])
 
     @task(trigger_rule="one_failed")
     def mark_failed(conf: dict, dag=None, run_id=None) -> None:
@@ -108,8 +110,8 @@ def skewbench_nightly():
         nightly.fail_tracking(conf["families"], dag.dag_id, run_id, "a replay or its validation failed")
 
     @task
-    def log_to_mlflow(items: list[dict], conf: dict, dag=None, run_id=None, logical_date=None) -> list[dict]:
-        return [nightly.log_family(list(items), fam, dag.dag_id, run_id, str(logical_date)) for fam in conf["families"]]
+    def log_to_mlflow(items: list[dict], conf: dict, dag=None, run_id=None) -> list[dict]:
+        return [nightly.log_family(list(items), fam, dag.dag_id, run_id, conf["when"]) for fam in conf["families"]]
 
     @task
     def report(items: list[dict], logged: list[dict], conf: dict) -> str:
