@@ -41,6 +41,8 @@ echo "mlflow $!" >> "$pids"
 
 # Airflow: API server (UI), scheduler, DAG processor, triggerer; one generated admin password
 export AIRFLOW__API__PORT="$airflow_port" AIRFLOW__API__HOST=127.0.0.1
+# the replay tasks' "MLflow run" links point at this MLflow UI
+export SKEWBENCH_MLFLOW_UI="${SKEWBENCH_MLFLOW_UI:-http://127.0.0.1:$mlflow_port}"
 export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin"
 airflow db migrate > "$state/logs/airflow-migrate.log" 2>&1
 setsid airflow standalone > "$state/logs/airflow.log" 2>&1 < /dev/null &
