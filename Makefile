@@ -70,6 +70,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_generate.py
+	$(BIN)/python benchmarks/bench_grouping.py all
 
 reproduce: $(STAMP)
 	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q -m reproduction tests/reproduction

@@ -38,6 +38,12 @@ def settle(page, seconds: float = 2.5) -> None:
     time.sleep(seconds)
 
 
+def click_if_any(page, locator, seconds: float) -> None:
+    if locator.count():
+        locator.first.click()
+        settle(page, seconds)
+
+
 def airflow_shots(page, base: str, password: str, out: Path, run_id: str | None) -> str:
     page.goto(base + "/")
     page.fill("input[name=username]", "admin")
@@ -94,19 +100,13 @@ def mlflow_shots(page, base: str, out: Path, run_id: str, dataset: str, workers:
              f"and params.workers = '{workers}'")
     page.goto(f"{base}/#/experiments/{eid}/runs?searchFilter={urllib.parse.quote(query)}&compareRunsMode=CHART")
     settle(page, 4)
-    expand = page.locator("button[data-component-id*=runnamecellrenderer]")
-    if expand.count():
-        expand.first.click()
-        settle(page, 3)
+    click_if_any(page, page.locator("button[data-component-id*=runnamecellrenderer]"), 3)  # expand the parent
     page.get_by_placeholder("Search metric charts").fill("window.")
     settle(page, 3)
     page.screenshot(path=out / "mlflow-compare-windows.png")
     page.goto(f"{base}/#/experiments/{eid}/runs/{pid}/artifacts")
     settle(page, 3)
-    report = page.get_by_text("report.html")
-    if report.count():
-        report.first.click()
-        settle(page, 4)
+    click_if_any(page, page.get_by_text("report.html"), 4)
     page.screenshot(path=out / "mlflow-report.png")
 
 
