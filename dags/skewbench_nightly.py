@@ -94,7 +94,8 @@ def skewbench_nightly():
         return {"application": item["application"], "application_args": item["application_args"],
                 "name": f"skewbench-{item['family']}-{item['dataset']}"}
 
-    @task
+    # two at a time: each loads Great Expectations (seconds of CPU); nine at once on two cores only thrash
+    @task(max_active_tis_per_dagrun=2)
     def validate(item: dict) -> dict:
         """The family's Great Expectations suite on the results; fails with the failed expectations."""
         return nightly.validate_replay(item)
