@@ -432,7 +432,9 @@ def _text_table(headers: list[str], rows: list[list[str]]) -> str:
 # reports over results directories
 
 
-def _load(results_dirs: Sequence[str | os.PathLike]) -> list[tuple[Path, dict, pa.Table, pa.Table]]:
+def load_results(results_dirs: Sequence[str | os.PathLike] | str | os.PathLike
+                 ) -> list[tuple[Path, dict, pa.Table, pa.Table]]:
+    """(path, manifest, summary, series) of each results directory (one path or several)."""
     from skewbench.results import read_results
 
     if isinstance(results_dirs, (str, os.PathLike)):
@@ -470,7 +472,7 @@ def render_markdown_summary(results: Sequence[str | os.PathLike] | str | os.Path
     if isinstance(results, (pa.Table, pd.DataFrame)):
         blocks = [(None, _frame(results))]
     else:
-        blocks = [(m, s.to_pandas()) for _, m, s, _ in _load(results)]
+        blocks = [(m, s.to_pandas()) for _, m, s, _ in load_results(results)]
     out = []
     for m, summary in blocks:
         if m is not None:
@@ -529,7 +531,7 @@ def render_report(results_dirs: Sequence[str | os.PathLike], out_path: str | os.
     dataset's fingerprint.  Figures are written under ``plots_dir/<name>/`` (see
     :func:`results_names`; default: a temporary directory, removed) and inlined as base64 PNG.
     """
-    loaded = _load(results_dirs)
+    loaded = load_results(results_dirs)
     names = results_names([m for _, m, _, _ in loaded])
     out_path = Path(out_path)
     with tempfile.TemporaryDirectory(prefix="skewbench-report-") as tmp:

@@ -358,17 +358,10 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
     from mlflow.entities import Metric, Param, RunStatus, RunTag
 
     from skewbench import reports
-    from skewbench.results import TIMING_COLUMNS, read_results
+    from skewbench.results import TIMING_COLUMNS
 
     _check_key(run_key)
-    if isinstance(results_dirs, (str, os.PathLike)):
-        results_dirs = [results_dirs]
-    loaded = []
-    for d in results_dirs:
-        m, s, t = read_results(d)
-        loaded.append((Path(d), m, s, t))
-    if not loaded:
-        raise SkewbenchError("log_run: no results directories given")
+    loaded = reports.load_results(results_dirs)
     families = sorted({str(m.get("family")) for _, m, _, _ in loaded})
     if len(families) != 1:
         raise SkewbenchError(f"log_run: one family per call (one experiment), got {families}")
