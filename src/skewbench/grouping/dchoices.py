@@ -171,7 +171,7 @@ import numpy as np
 from numba import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import Batch, Strategy, check_number, hash_choice, hash_seeds, register
+from skewbench.grouping.base import Batch, Strategy, check_number, hash_choice, hash_seeds
 from skewbench.hashing import mix64
 
 __all__ = [
@@ -712,11 +712,11 @@ class _Routed(Strategy):
         raise NotImplementedError
 
 
-@register
 class KG(_Routed):
     name = "kg"
     description = "key grouping: every key to F_1(key) (hashing)"
     defaults: dict[str, Any] = {}
+    param_docs: dict[str, str] = {}
 
     def _setup(self) -> None:
         super()._setup()
@@ -727,11 +727,11 @@ class KG(_Routed):
                   self._load, out)
 
 
-@register
 class SG(_Routed):
     name = "sg"
     description = "shuffle grouping: per-source round robin over the workers, from worker 0"
     defaults: dict[str, Any] = {}
+    param_docs: dict[str, str] = {}
     seeded = False
 
     def _setup(self) -> None:
@@ -742,11 +742,11 @@ class SG(_Routed):
         _route_sg(seq, np.int64(self.sources), np.int64(self.workers), self._ptr, self._load, out)
 
 
-@register
 class PKG(_Routed):
     name = "pkg"
     description = "partial key grouping: least locally loaded of F_1(key), F_2(key)"
     defaults: dict[str, Any] = {}
+    param_docs: dict[str, str] = {}
 
     def _setup(self) -> None:
         super()._setup()
@@ -761,11 +761,52 @@ _HEAD_DEFAULTS: dict[str, Any] = {
     "theta": None, "eps": 1e-4, "capacity": None, "refresh": 1000, "warmup": 0, "mode": "spec",
 }
 
+#: descriptions of the parameters every head-aware strategy takes (as D-Choices uses them)
+_HEAD_DOCS: dict[str, str] = {
+    "theta": ("Head threshold on a key's estimated frequency within its source, a number > 0: "
+              "a monitored key is head when count >= theta * m_j (mode 'spec') or "
+              "(count + err) / m_j > theta (mode 'authors'); the default None means 1/(5n) for "
+              "n workers (spec 1.4, 2.11), and theta > 1 (theta >= 2 in authors' mode) leaves "
+              "the head empty so that every message is routed as by pkg."),
+    "eps": ("D-Choices' imbalance tolerance, the share of all messages a worker may carry "
+            "above 1/n in FindOptimalChoices' necessary condition, a number >= 0 (larger "
+            "values let it settle for fewer choices d); default 1e-4 (spec 2.6, 2.11)."),
+    "capacity": ("Number of SpaceSaving counters in each source's sketch, an integer >= 1; "
+                 "the default None means max(100, ceil(4/theta)) in mode 'spec' (spec A7) and "
+                 "100, the authors' value, in mode 'authors'."),
+    "refresh": ("R_d, the least number of messages of a source (head or tail) between two "
+                "computations of its d_j, which are made on head messages only, an integer "
+                ">= 1; the default 1000 is spec A9's value for sweeps and 1 recomputes on "
+                "every head message as the paper does."),
+    "warmup": ("How many of each source's first messages are routed as tail (by pkg's two "
+               "choices) whatever their key, while still being counted by the sketch, an "
+               "integer >= 0; the default 0 means no warm-up, as in Algorithm 1 (spec A8)."),
+    "mode": ("'spec' (default) uses the spec's choices, while 'authors' mimics the authors' "
+             "simulator: 100 counters unless capacity is given, the head test "
+             "(count + err) / m_j > theta with those estimates also fed to FindOptimalChoices, "
+             "and its A10 variant (right-hand side b_h/n + eps, prefixes 1 and |H| only) "
+             "(spec A7, A10)."),
+}
+
+# eps, refresh and mode as the head-aware strategies that do not compute d see them
+_NO_FOC_DOCS: dict[str, str] = {
+    "eps": ("D-Choices' FindOptimalChoices tolerance, accepted so that one parameter set fits "
+            "every head-aware strategy but unused here, since this strategy never computes d "
+            "(a number >= 0, default 1e-4)."),
+    "refresh": ("D-Choices' interval between computations of d, accepted so that one parameter "
+                "set fits every head-aware strategy but unused here, since this strategy never "
+                "computes d (an integer >= 1, default 1000)."),
+    "mode": ("'spec' (default) uses the spec's sketch choices, while 'authors' mimics the "
+             "authors' simulator with 100 counters unless capacity is given and the head test "
+             "(count + err) / m_j > theta (spec A7)."),
+}
+
 
 class HeadAware(_Routed):
     """Algorithm 1 (spec 2.5): a SpaceSaving head per source, PKG for the tail."""
 
     defaults: dict[str, Any] = dict(_HEAD_DEFAULTS)
+    param_docs: dict[str, str] = dict(_HEAD_DOCS)
     _variant = _DC
 
     def _setup(self) -> None:
@@ -892,36 +933,42 @@ class HeadAware(_Routed):
                 "head_size": float(self._head_sizes()[act].mean())}
 
 
-@register
 class DC(HeadAware):
     name = "dc"
     description = ("D-Choices: head keys (SpaceSaving) on the least loaded of F_1..F_d, "
                    "d from FindOptimalChoices; tail PKG")
     defaults = dict(_HEAD_DEFAULTS)
+    param_docs = dict(_HEAD_DOCS)
     _variant = _DC
 
 
-@register
 class WC(HeadAware):
     name = "wc"
     description = "W-Choices: head keys on the least locally loaded of all workers; tail PKG"
     defaults = dict(_HEAD_DEFAULTS)
+    param_docs = {**_HEAD_DOCS, **_NO_FOC_DOCS}
     _variant = _WC
 
 
-@register
 class RR(HeadAware):
     name = "rr"
     description = "Round-Robin head: head keys dealt round robin per source; tail PKG"
     defaults = dict(_HEAD_DEFAULTS)
+    param_docs = {**_HEAD_DOCS, **_NO_FOC_DOCS}
     _variant = _RR
 
 
-@register
 class FixedD(HeadAware):
     name = "fixed-d"
     description = "Greedy-d on the head with a fixed d (d >= n: all workers); tail PKG (Min-d sweep)"
     defaults = {**_HEAD_DEFAULTS, "d": 2}
+    param_docs = {
+        **_HEAD_DOCS, **_NO_FOC_DOCS,
+        "d": ("The fixed number d* of hashed choices F_1..F_d* among which a head message goes "
+              "to the least locally loaded worker, an integer >= 1: the default 2 routes like "
+              "pkg when n > 2, 1 sends head keys where kg would, and d >= n scans all workers "
+              "like wc (spec 2.9)."),
+    }
     _variant = _FIXED
 
     def _fixed_d(self) -> int:

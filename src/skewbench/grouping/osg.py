@@ -25,10 +25,12 @@ the discrete-event single-pass design of spec 4.8:
 All state (sketches ``float64[k, r, c]``, snapshots, phases, counters, ``C_act``, the scheduler's
 vectors and stored matrices, the pending-message heap, the payload pool, the free-at times) lives
 in numpy arrays owned by the strategy object, so :meth:`route` can be called batch after batch and
-gives exactly the assignments of one call on the whole stream.  The heap, the payload pool and the
-shipment log grow on demand: the kernel stops before a tuple when it lacks room, Python doubles
-the arrays and the kernel resumes at that tuple.  Cost per tuple: ``O(k + r)`` (stability checks
-cost ``O(r c)`` once every ``N`` executions of an instance).
+gives exactly the assignments of one call on the whole stream.  The arrays form one
+:class:`OSGState` record (each field documented there), which the kernel takes as a single
+argument.  The heap, the payload pool and the shipment log grow on demand: the kernel stops
+before a tuple when it lacks room, Python doubles the arrays and the kernel resumes at that
+tuple.  Cost per tuple: ``O(k + r)`` (stability checks cost ``O(r c)`` once every ``N``
+executions of an instance).
 
 Hashing (spec 2.1.1)
 --------------------
@@ -218,15 +220,15 @@ scheduler has never left ROUND_ROBIN.  :meth:`window_stats`: ``mode`` and cumula
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import Batch, Strategy, WorkerModel, check_number, register
+from skewbench.grouping.base import Batch, Strategy, WorkerModel, check_number
 
-__all__ = ["OSG", "FK", "FullKnowledgeOSG", "cm_columns", "cm_rows", "draw_hash",
+__all__ = ["OSG", "FK", "FullKnowledgeOSG", "OSGState", "cm_columns", "cm_rows", "draw_hash",
            "PRIME", "ROUND_ROBIN", "SEND_ALL", "WAIT_ALL", "RUN", "MODE_NAMES"]
 
 #: the Carter-Wegman prime ``p = 2^31 - 1``
@@ -258,6 +260,67 @@ H_TIME, H_VAL, H_CS = 0, 1, 2
 H_SEQ, H_KIND, H_OP, H_EPOCH, H_SLOT, H_CC = 0, 1, 2, 3, 4, 5
 # shipment log rows (ints): instance, its executed count, seq of the shipping tuple
 L_OP, L_EXEC, L_SEQ = 0, 1, 2
+
+
+class OSGState(NamedTuple):
+    """Everything :func:`_osg_kernel` reads and writes besides the batch: one record per
+    :class:`OSG` object, passed to the kernel as a single argument (numba takes a named tuple of
+    arrays and resolves ``st.field`` at compile time).  ``k`` instances, ``r`` rows and ``c``
+    columns of Count-Min; ``P`` worker speed periods.  The kernel mutates the arrays in place;
+    only the growable buffers (``hf``, ``hi``, ``pool``, ``pool_free``, ``lg``, ``lg_t``) are
+    replaced, by :meth:`OSG._grow` between kernel calls (``_replace`` builds the new record)."""
+
+    # -- configuration (set up once; ``sf``, ``hp`` and ``table`` also by the test hooks) --
+    #: int64[9], index ``I_*``: ``k``, ``r``, ``c``, window ``N``, 1 for OSG-WL, 1 for exact
+    #: estimates (FK-osg), 1 for ``empty_cells="include"``, 1 for ``stale_replies``, 1 for
+    #: ``resync_start="continue"``
+    ip: np.ndarray
+    #: float64[3], index ``F_*``: ``mu``, control-message latency (ms), estimate scale (1.0)
+    sf: np.ndarray
+    #: int64[2, r]: Carter-Wegman ``a`` (row 0) and ``b`` (row 1) of each sketch row
+    hp: np.ndarray
+    #: int64[r, n]: explicit hash table ``H[i, key]`` (:meth:`OSG.set_hash_table`); shape
+    #: ``(r, 0)`` means "none, compute ``hp``'s hash"
+    table: np.ndarray
+    #: int64[P]: first stream index of each worker speed period (``breaks[0] == 0``)
+    breaks: np.ndarray
+    #: float64[P, k]: execution-time factor of each instance in each period
+    factors: np.ndarray
+    # -- scheduler and instances --
+    #: int64[_SI_LEN], index ``S_*``: mode, ``rr_ptr``, epoch, SEND_ALL index, replies received,
+    #: instances with a stored pair, message creation counter, heap size, current speed period,
+    #: RUN / SEND_ALL entry indexes, the message and epoch counters of :meth:`OSG.summary`,
+    #: shipment-log length, free pool slots, and the kernel's "grow" request (bits 1 heap,
+    #: 2 pool, 4 log); the last two slots are spare
+    si: np.ndarray
+    #: int64[6, k], row ``II_*``: phase (START / STABILIZING), executions since the last check,
+    #: executions in total, scheduler holds a pair, replied in this epoch, corrections applied
+    ii: np.ndarray
+    #: float64[7, k], row ``FI_*``: true ``C_act``, true free-at time, scheduler's ``Ĉ`` (``E``
+    #: under WL), A6 mean of the stored pair, this epoch's reply ``Δ``, correction sum when that
+    #: reply's request was sent, correction sum so far
+    fi: np.ndarray
+    #: float64[5, k, r, c], index ``SK_*``: live ``F``, live ``W``, snapshot ``S = R(F, W)``,
+    #: scheduler's stored ``F`` and ``W``
+    sk: np.ndarray
+    # -- pending control messages and shipments (growable) --
+    #: float64[3, hcap], row ``H_TIME/H_VAL/H_CS``: heap of pending messages (first ``si[S_HN]``
+    #: columns, a binary heap on (timestamp, creation order))
+    hf: np.ndarray
+    #: int64[6, hcap], row ``H_SEQ/H_KIND/H_OP/H_EPOCH/H_SLOT/H_CC``: the same heap's int fields
+    hi: np.ndarray
+    #: float64[pcap, 2, r, c]: payload pool, the ``(F, W)`` copies of shipments in flight
+    pool: np.ndarray
+    #: int64[pcap]: stack of free pool slots (first ``si[S_PFN]`` entries)
+    pool_free: np.ndarray
+    #: int64[3, lcap], row ``L_*``: shipment log, instance, its executions, shipping tuple's seq
+    #: (first ``si[S_LOGN]`` columns)
+    lg: np.ndarray
+    #: float64[lcap]: shipment log, finishing time of the shipping tuple
+    lg_t: np.ndarray
+    # -- scratch --
+    #: int64[r]: ``h_i(key)`` of the tuple being routed
+    cols: np.ndarray
 
 
 # --------------------------------------------------------------------------------------------
@@ -421,7 +484,7 @@ def _start_epoch(si, ii, k, cur_seq):
 
 @njit(cache=True)
 def _on_ship(op, slot, mtime, cur_seq, ip, si, ii, fi, sk, pool, pool_free):
-    """Algorithm S1."""
+    """Algorithm S1 (the arrays are :class:`OSGState` fields)."""
     k = ip[I_K]
     r = ip[I_R]
     c = ip[I_C]
@@ -452,7 +515,7 @@ def _on_ship(op, slot, mtime, cur_seq, ip, si, ii, fi, sk, pool, pool_free):
 
 @njit(cache=True)
 def _on_reply(op, ep, delta, cs, cc, cur_seq, ip, si, ii, fi):
-    """Algorithm S2 (and the optional A7 stale rule)."""
+    """Algorithm S2 (and the optional A7 stale rule; the arrays are :class:`OSGState` fields)."""
     k = ip[I_K]
     if ep != si[S_EPOCH]:
         if ip[I_STALE] != 0 and ii[II_CCNT, op] == cc:
@@ -480,10 +543,22 @@ def _on_reply(op, ep, delta, cs, cc, cur_seq, ip, si, ii, fi):
             si[S_RUNIDX] = cur_seq
 
 
-@njit(cache=True)
-def _osg_kernel(seq, key, ts, cost, out, modes, start, ip, sf, si, hp, table, breaks, factors,
-                ii, fi, sk, hf, hi, pool, pool_free, lg, lg_t, cols):
-    """Route ``[start, n)``; returns the index reached (``< n``: grow ``si[S_NEED]``, resume)."""
+# _nrt=False: no reference counting in the kernel (it allocates nothing; every array belongs
+# to the caller's OSGState or batch for the whole call), so numba emits no incref/decref of the
+# state arrays around the helper calls and on unpacking ``st``: about 7% fewer instructions per
+# tuple than with it.  The helpers take the few arrays they need, not the record: passing the
+# whole record to an out-of-line call costs more than the call itself.
+@njit(cache=True, _nrt=False)
+def _osg_kernel(seq, key, ts, cost, out, modes, start, st):
+    """Route tuples ``[start, n)`` of a batch: ``seq``, ``key`` (int64[n]), ``ts``, ``cost``
+    (float64[n], ms) in; ``out`` (int64[n], instance) and ``modes`` (int8[n], scheduler mode)
+    out; ``st`` the :class:`OSGState`.  Returns the index reached (``< n``: the buffers named by
+    ``st.si[S_NEED]`` are full; grow them and call again from there)."""
+    # the record's arrays under the short names the body uses (unpacked once per call)
+    ip, sf, hp, table, breaks, factors = st.ip, st.sf, st.hp, st.table, st.breaks, st.factors
+    si, ii, fi, sk = st.si, st.ii, st.fi, st.sk
+    hf, hi, pool, pool_free, lg, lg_t = st.hf, st.hi, st.pool, st.pool_free, st.lg, st.lg_t
+    cols = st.cols
     k = ip[I_K]
     r = ip[I_R]
     c = ip[I_C]
@@ -709,7 +784,6 @@ def _worker_arrays(wm: WorkerModel, workers: int, name: str) -> tuple[np.ndarray
     return breaks, factors
 
 
-@register
 class OSG(Strategy):
     """Online Shuffle Grouping (see the module docstring)."""
 
@@ -719,6 +793,45 @@ class OSG(Strategy):
     defaults = {"window": 1024, "mu": 0.05, "rows": 4, "cols": 54, "eps": None, "latency": 0.0,
                 "variant": "wl", "empty_cells": "exclude", "stale_replies": False,
                 "resync_start": "restart"}
+    param_docs = {
+        "window": ("N, the number of tuples an instance executes between two of its stability "
+                   "checks, an integer >= 1; the default 1024 is the paper's (spec 2.5), and "
+                   "an instance's first shipment needs at least 2N executions (spec A4)."),
+        "mu": ("Tolerance on the relative drift η between an instance's snapshot and its "
+               "current Count-Min ratios at or below which a check ships the sketches to the "
+               "scheduler, any number but NaN: the default 0.05 is the paper's (spec 2.5, A4), "
+               "inf ships at every check after a snapshot and a negative value never ships, "
+               "so the scheduler stays in round robin."),
+        "rows": ("r, the number of Count-Min rows (one hash function each) of every sketch, an "
+                 "integer from 1 to 64; the default 4 is ceil(log2(1/δ)) for the paper's "
+                 "δ = 0.1 (spec 2.5, A2)."),
+        "cols": ("c, the number of Count-Min columns per row, an integer >= 1 that cannot be "
+                 "given together with eps; the default 54 matches the paper's ε = 0.05 "
+                 "(spec A3)."),
+        "eps": ("Count-Min accuracy ε > 0 from which the columns are derived as "
+                "c = max(1, floor(e/ε)), c = 1 for ε >= 1, for the ε sweep; the default None "
+                "keeps cols (spec A3, Fig. 10 of spec 4.5)."),
+        "latency": ("Delay in ms between the end of the tuple whose execution emits a control "
+                    "message (sketch shipment or sync reply) and the delivery of that message "
+                    "to the scheduler, a number >= 0; the default 0.0 means instantaneous "
+                    "(spec A17)."),
+        "variant": ("The scheduler's greedy rule: 'wl' (default, OSG-WL of spec 2.7, the "
+                    "headline per A8) sends a tuple to the earliest estimated free-at time "
+                    "max(E, a), 'literal' to the least estimated accumulated work Ĉ of "
+                    "Listing 3.2 (spec 2.3, the ablation)."),
+        "empty_cells": ("Which Count-Min cells enter the numerator of the drift η: 'exclude' "
+                        "(default, spec A5) skips the cells empty in the snapshot, 'include' "
+                        "takes them all (the ablation, which makes skewed streams look less "
+                        "stable)."),
+        "stale_replies": ("Whether a sync reply of an abandoned epoch is still applied when no "
+                          "correction reached its instance after its request was sent, true or "
+                          "false; the default False drops and counts every such reply "
+                          "(spec A7)."),
+        "resync_start": ("Where the k carriers of a SEND_ALL phase go: 'restart' (default, spec "
+                         "S3 and A15) sends the i-th carrier of every epoch to instance i, "
+                         "'continue' sends it where round robin t mod k would (module "
+                         "docstring, \"Resync start\")."),
+    }
     single_source = True
     uses_costs = True
     seeded = True
@@ -759,31 +872,35 @@ class OSG(Strategy):
         if k * r * c > 50_000_000:
             raise SkewbenchError(f"{nm}: workers*rows*cols = {k * r * c} is too large")
         self.rows, self.cols, self.window = r, c, int(p["window"])
-        self._breaks, self._factors = _worker_arrays(self.worker_model, k, nm)
-        self._ip = np.array([k, r, c, self.window, p["variant"] == "wl", self._exact,
-                             p["empty_cells"] == "include", bool(p["stale_replies"]),
-                             p["resync_start"] == "continue"],
-                            dtype=np.int64)
-        self._sf = np.array([float(mu), float(p["latency"]), 1.0])
+        breaks, factors = _worker_arrays(self.worker_model, k, nm)
         a, b = draw_hash(self.seed, r)
-        self._hp = np.stack([a, b])
-        self._table = np.zeros((r, 0), dtype=np.int64)
-        self._si = np.zeros(_SI_LEN, dtype=np.int64)
-        self._si[S_RUNIDX] = -1
-        self._si[S_SAIDX] = -1
-        self._ii = np.zeros((6, k), dtype=np.int64)
-        self._fi = np.zeros((7, k))
-        self._sk = np.zeros((5, k, r, c))
+        si = np.zeros(_SI_LEN, dtype=np.int64)
+        si[S_RUNIDX] = -1
+        si[S_SAIDX] = -1
         hcap = 4 * k + 16
-        self._hf = np.zeros((3, hcap))
-        self._hi = np.zeros((6, hcap), dtype=np.int64)
         pcap = 2 * k + 2
-        self._pool = np.zeros((pcap, 2, r, c))
-        self._pool_free = np.arange(pcap, dtype=np.int64)
-        self._si[S_PFN] = pcap
-        self._lg = np.zeros((3, 4 * k + 16), dtype=np.int64)
-        self._lg_t = np.zeros(4 * k + 16)
-        self._cols = np.zeros(r, dtype=np.int64)
+        si[S_PFN] = pcap
+        self._st = OSGState(
+            ip=np.array([k, r, c, self.window, p["variant"] == "wl", self._exact,
+                         p["empty_cells"] == "include", bool(p["stale_replies"]),
+                         p["resync_start"] == "continue"], dtype=np.int64),
+            sf=np.array([float(mu), float(p["latency"]), 1.0]),
+            hp=np.stack([a, b]),
+            table=np.zeros((r, 0), dtype=np.int64),
+            breaks=breaks,
+            factors=factors,
+            si=si,
+            ii=np.zeros((6, k), dtype=np.int64),
+            fi=np.zeros((7, k)),
+            sk=np.zeros((5, k, r, c)),
+            hf=np.zeros((3, hcap)),
+            hi=np.zeros((6, hcap), dtype=np.int64),
+            pool=np.zeros((pcap, 2, r, c)),
+            pool_free=np.arange(pcap, dtype=np.int64),
+            lg=np.zeros((3, 4 * k + 16), dtype=np.int64),
+            lg_t=np.zeros(4 * k + 16),
+            cols=np.zeros(r, dtype=np.int64),
+        )
         #: mode (0..3) under which each tuple of the last batch was scheduled
         self.last_modes = np.zeros(0, dtype=np.int8)
 
@@ -796,7 +913,7 @@ class OSG(Strategy):
             raise SkewbenchError(f"set_hash needs {self.rows} values of a and of b")
         if np.any(a < 1) or np.any(a >= PRIME) or np.any(b < 0) or np.any(b >= PRIME):
             raise SkewbenchError("set_hash: a must be in [1, p-1] and b in [0, p-1]")
-        self._hp = np.stack([a, b])
+        self._st = self._st._replace(hp=np.stack([a, b]))
 
     def set_hash_table(self, table) -> None:
         """Use an explicit hash table ``H[i, key]`` (test hook, e.g. a truly random hash); keys
@@ -806,41 +923,46 @@ class OSG(Strategy):
             raise SkewbenchError(f"set_hash_table needs an int array of shape ({self.rows}, n)")
         if np.any(table < 0) or np.any(table >= self.cols):
             raise SkewbenchError(f"set_hash_table: columns must lie in [0, {self.cols})")
-        self._table = table
+        self._st = self._st._replace(table=table)
 
     def set_estimate_scale(self, scale: float) -> None:
         """Multiply every estimate by ``scale`` (test hook for spec 7.11's biased estimates)."""
         check_number("scale", scale, 0.0, None, low_open=True)
-        self._sf[F_SCALE] = float(scale)
+        self._st.sf[F_SCALE] = float(scale)
 
     # -- routing -------------------------------------------------------------------------
     def _grow(self, need: int) -> None:
+        """Double the buffers named by the kernel's request ``need`` (bits 1 heap, 2 payload
+        pool, 4 shipment log), keeping their contents."""
+        st = self._st
+        new: dict[str, np.ndarray] = {}
         if need & 1:
-            cap = self._hf.shape[1] * 2
+            cap = st.hf.shape[1] * 2
             hf = np.zeros((3, cap))
             hi = np.zeros((6, cap), dtype=np.int64)
-            hn = self._si[S_HN]
-            hf[:, :hn] = self._hf[:, :hn]
-            hi[:, :hn] = self._hi[:, :hn]
-            self._hf, self._hi = hf, hi
+            hn = st.si[S_HN]
+            hf[:, :hn] = st.hf[:, :hn]
+            hi[:, :hn] = st.hi[:, :hn]
+            new.update(hf=hf, hi=hi)
         if need & 2:
-            old = self._pool.shape[0]
-            pool = np.zeros((2 * old,) + self._pool.shape[1:])
-            pool[:old] = self._pool
-            nf = self._si[S_PFN]
+            old = st.pool.shape[0]
+            pool = np.zeros((2 * old,) + st.pool.shape[1:])
+            pool[:old] = st.pool
+            nf = st.si[S_PFN]
             free = np.empty(2 * old, dtype=np.int64)
-            free[:nf] = self._pool_free[:nf]
+            free[:nf] = st.pool_free[:nf]
             free[nf:nf + old] = np.arange(old, 2 * old)
-            self._si[S_PFN] = nf + old
-            self._pool, self._pool_free = pool, free
+            st.si[S_PFN] = nf + old
+            new.update(pool=pool, pool_free=free)
         if need & 4:
-            cap = self._lg_t.shape[0] * 2
-            ln = self._si[S_LOGN]
+            cap = st.lg_t.shape[0] * 2
+            ln = st.si[S_LOGN]
             lg = np.zeros((3, cap), dtype=np.int64)
             lg_t = np.zeros(cap)
-            lg[:, :ln] = self._lg[:, :ln]
-            lg_t[:ln] = self._lg_t[:ln]
-            self._lg, self._lg_t = lg, lg_t
+            lg[:, :ln] = st.lg[:, :ln]
+            lg_t[:ln] = st.lg_t[:ln]
+            new.update(lg=lg, lg_t=lg_t)
+        self._st = st._replace(**new)
 
     def route(self, batch: Batch) -> np.ndarray:
         seq, key, ts, cost = _batch_arrays(batch)
@@ -849,30 +971,34 @@ class OSG(Strategy):
         modes = np.empty(n, dtype=np.int8)
         pos = 0
         while pos < n:
-            pos = _osg_kernel(seq, key, ts, cost, out, modes, pos, self._ip, self._sf, self._si,
-                              self._hp, self._table, self._breaks, self._factors, self._ii,
-                              self._fi, self._sk, self._hf, self._hi, self._pool, self._pool_free,
-                              self._lg, self._lg_t, self._cols)
+            pos = _osg_kernel(seq, key, ts, cost, out, modes, pos, self._st)
             if pos < n:
-                need = int(self._si[S_NEED])
-                self._si[S_NEED] = 0
+                si = self._st.si
+                need = int(si[S_NEED])
+                si[S_NEED] = 0
                 self._grow(need)
         self.last_modes = modes
         return out
 
     # -- reporting -----------------------------------------------------------------------
     @property
+    def state(self) -> OSGState:
+        """The kernel's state record (live arrays, not copies; see :class:`OSGState`)."""
+        return self._st
+
+    @property
     def mode(self) -> int:
-        return int(self._si[S_MODE])
+        return int(self._st.si[S_MODE])
 
     def _est_error(self) -> float:
-        if self._si[S_ESTART] == 0:
+        st = self._st
+        if st.si[S_ESTART] == 0:
             return float("nan")
-        truth = self._fi[FI_FREE] if self._ip[I_WL] else self._fi[FI_CACT]
-        return float(np.mean(np.abs(self._fi[FI_CHAT] - truth)))
+        truth = st.fi[FI_FREE] if st.ip[I_WL] else st.fi[FI_CACT]
+        return float(np.mean(np.abs(st.fi[FI_CHAT] - truth)))
 
     def summary(self) -> dict[str, float]:
-        si = self._si
+        si = self._st.si
         return {
             "run_index": int(si[S_RUNIDX]),
             "send_all_index": int(si[S_SAIDX]),
@@ -890,7 +1016,8 @@ class OSG(Strategy):
         }
 
     def window_stats(self) -> dict[str, float]:
-        return {"mode": float(self._si[S_MODE]), "shipments": float(self._si[S_SHIP])}
+        si = self._st.si
+        return {"mode": float(si[S_MODE]), "shipments": float(si[S_SHIP])}
 
     def describe_params(self) -> dict[str, Any]:
         d = dict(self.params)
@@ -902,20 +1029,22 @@ class OSG(Strategy):
     def hash_columns(self, keys) -> np.ndarray:
         """``h_i(key)`` for every row ``i`` and key: int64[r, len(keys)]."""
         keys = np.asarray(keys, dtype=np.int64)
-        if self._table.shape[1] > 0:
-            return self._table[:, keys]
+        table, hp = self._st.table, self._st.hp
+        if table.shape[1] > 0:
+            return table[:, keys]
         x = keys % PRIME
-        return ((self._hp[0][:, None] * x[None, :] + self._hp[1][:, None]) % PRIME) % self.cols
+        return ((hp[0][:, None] * x[None, :] + hp[1][:, None]) % PRIME) % self.cols
 
     def estimates(self, keys, op: int, source: str = "store") -> np.ndarray:
         """Spec 2.1.3 for ``keys`` on instance ``op``'s pair: the scheduler's stored pair
         (``source="store"``, falls back on the A6 mean) or the instance's live sketches
         (``"live"``)."""
         cols = np.ascontiguousarray(self.hash_columns(keys))
+        sk = self._st.sk
         if source == "store":
-            Fm, Wm, mean = self._sk[SK_SF, op], self._sk[SK_SW, op], self._fi[FI_MEAN, op]
+            Fm, Wm, mean = sk[SK_SF, op], sk[SK_SW, op], self._st.fi[FI_MEAN, op]
         elif source == "live":
-            Fm, Wm = self._sk[SK_F, op], self._sk[SK_W, op]
+            Fm, Wm = sk[SK_F, op], sk[SK_W, op]
             sf = Fm[0].sum()
             mean = Wm[0].sum() / sf if sf > 0 else 0.0
         else:
@@ -924,7 +1053,8 @@ class OSG(Strategy):
 
     def debug_state(self) -> dict[str, Any]:
         """Copies of the whole state (for tests and debugging)."""
-        si, ii, fi, sk = self._si, self._ii, self._fi, self._sk
+        st = self._st
+        si, ii, fi, sk = st.si, st.ii, st.fi, st.sk
         ln = int(si[S_LOGN])
         return {
             "mode": int(si[S_MODE]), "epoch": int(si[S_EPOCH]), "send_idx": int(si[S_SEND]),
@@ -935,30 +1065,42 @@ class OSG(Strategy):
             "executed": ii[II_EXEC].copy(),
             "F": sk[SK_F].copy(), "W": sk[SK_W].copy(), "S": sk[SK_S].copy(),
             "store_F": sk[SK_SF].copy(), "store_W": sk[SK_SW].copy(),
-            "ship_op": self._lg[L_OP, :ln].copy(), "ship_executed": self._lg[L_EXEC, :ln].copy(),
-            "ship_seq": self._lg[L_SEQ, :ln].copy(), "ship_time": self._lg_t[:ln].copy(),
-            "hash_a": self._hp[0].copy(), "hash_b": self._hp[1].copy(),
+            "ship_op": st.lg[L_OP, :ln].copy(), "ship_executed": st.lg[L_EXEC, :ln].copy(),
+            "ship_seq": st.lg[L_SEQ, :ln].copy(), "ship_time": st.lg_t[:ln].copy(),
+            "hash_a": st.hp[0].copy(), "hash_b": st.hp[1].copy(),
         }
 
 
 class FullKnowledgeOSG(OSG):
     """FK-osg (spec 2.6): the full OSG state machine with exact estimates ``ŵ = x_{t,op}``.
 
-    Not registered under its own name: ``fk`` with ``variant="osg"`` runs it with the default
-    sketch parameters; this class takes every OSG parameter (``variant`` is the semantics)."""
+    Not in the strategy table under its own name: ``fk`` with ``variant="osg"`` runs it with the
+    default sketch parameters; this class takes every OSG parameter (``variant`` is the
+    semantics) and inherits OSG's ``defaults`` and ``param_docs``."""
 
     name = "fk-osg"
     description = "FK-osg: OSG's state machine with exact execution times"
     _exact = True
 
 
-@register
 class FK(Strategy):
     """Full Knowledge baselines FK-ideal and FK-osg (see the module docstring)."""
 
     name = "fk"
     description = "Full Knowledge: the greedy scheduler fed with true execution times"
     defaults = {"variant": "ideal", "semantics": "literal", "resync_start": "restart"}
+    param_docs = {
+        "variant": ("Which Full Knowledge baseline runs (spec 2.6, A9): 'ideal' (default, "
+                    "FK-ideal) applies the greedy rule with the true execution times from the "
+                    "first tuple, without sketches or messages, while 'osg' (FK-osg) runs OSG's "
+                    "whole state machine with default sketch parameters and exact estimates."),
+        "semantics": ("The greedy rule fed with the true execution times: 'literal' (default, "
+                      "spec 2.6) picks the least accumulated work, 'wl' the earliest free-at "
+                      "time max(free, a), i.e. least-work-left JSQ (FK-WL, spec 2.7 item 5); "
+                      "FK-osg passes it on as OSG's variant."),
+        "resync_start": ("SEND_ALL carrier order of FK-osg, 'restart' (default, spec A15) or "
+                         "'continue' as for osg, ignored by FK-ideal, which has no epochs."),
+    }
     single_source = True
     uses_costs = True
     seeded = True  # FK-osg depends on the hash seed; an FK-ideal instance sets False
