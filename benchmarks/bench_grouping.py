@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from skewbench.datasets.generators import StreamSpec, generate
-from skewbench.grouping import registry
+from skewbench import registry
 from skewbench.grouping.base import Batch
 
 TARGETS = {"kg": 3, "sg": 3, "pkg": 10, "dc": 20, "wc": 20, "rr": 20, "fixed-d": 20, "osg": 50, "fk": 50}
@@ -68,7 +68,7 @@ def bench_kernels(tuples: int, keys: int, alpha: float, workers: int, sources: i
     res = {"tuples": tuples, "keys": keys, "alpha": alpha, "workers": workers, "sources": sources,
            "numpy_tuples_per_s": tuples / base, "strategies": {}}
     for name in ["kg", "sg", "pkg", "dc", "wc", "rr", "osg", "fk"]:
-        cls = registry.get(name)
+        cls = registry.get("grouping", name)
         s = 1 if cls.single_source else sources
         # warm the JIT on a small stream, then time whole-stream routing on a fresh object
         cls(workers, s, 0).route(Batch(seq[:1000], key[:1000], ts[:1000], cost[:1000]))
@@ -86,7 +86,8 @@ def bench_kernels(tuples: int, keys: int, alpha: float, workers: int, sources: i
 
 def bench_spark(tuples: int, keys: int, alpha: float, workdir: str | None) -> dict:
     from skewbench.grouping.engine import ReplayConfig, grid, replay
-    from skewbench.spark import get_spark, spark_executor
+    from skewbench.replay import spark_executor
+    from skewbench.spark import get_spark
 
     work = tempfile.mkdtemp(prefix="skewbench-bench-", dir=workdir)
     try:

@@ -1,59 +1,115 @@
-"""Strategy families as the pipeline sees them: one entry each.
+"""Strategy families: one light entry each, pointing at the family's package.
 
-A family names its spark-submit job, its default strategies and the function that validates its
-results.  The nightly pipeline, its Params schema and the reports iterate over :data:`FAMILIES`,
-so adding the shedding or allocation family is one module of strategies, one job and one entry
-here.  This module imports nothing heavy: the Airflow DAGs read it at parse time.
+A family is a package with fixed module names (see ``docs/extending.md``)::
+
+    <package>/__init__.py   STRATEGIES (name -> "module:Class"), DEFAULT_STRATEGIES; light
+    <package>/params.py     the nightly Params section: PARAMS, check(section), job_args(section); light
+    <package>/schema.py     COORDINATES, the results tables (SUMMARY, SERIES) and METRICS
+    <package>/expectations.py   the family's Great Expectations (derived columns, expectations)
+    <package>/report.py     its report figures
+    <package>/cli.py        its ``skewbench replay <family>`` command (``command``)
+    <package>/engine.py     its replay engine (called by its command)
+
+The pipeline, the command line, validation, tracking, reports and the Airflow link plugin
+iterate over :func:`families` and ask each family's modules, never naming one.  Built-in families
+are the entries of :data:`BUILTIN`; a package outside this repository adds one through the Python
+entry point group ``skewbench.families`` (``name = "package"``).
+
+This module imports nothing heavy: the Airflow DAGs read it at parse time.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+import importlib
+from dataclasses import dataclass
+from functools import lru_cache
+from types import ModuleType
+from typing import Any
 
-SPARK_JOBS = Path(__file__).resolve().parents[2] / "spark_jobs"
+from skewbench.errors import SkewbenchError
+
+ENTRY_POINT_GROUP = "skewbench.families"
+#: the fixed module names of a family package
+MODULES = ("params", "schema", "expectations", "report", "cli", "engine")
 
 
 @dataclass(frozen=True)
 class Family:
+    """A family's entry: its name and package (dotted), read lazily."""
+
     name: str
-    description: str
-    #: the spark-submit entry point, relative to the project's spark_jobs/
-    spark_job: str
-    #: every strategy of the family (kept in step with the registry by a test)
-    strategies: tuple[str, ...]
-    #: what a nightly run replays when the trigger does not say
-    default_strategies: tuple[str, ...]
-    default_workers: tuple[int, ...] = (5, 10, 50, 100)
-    default_sources: tuple[int, ...] = (5,)
-    #: "module:function" validating a results directory (returns a ValidationReport)
-    validator: str = "skewbench.results_validation:validate_results"
-    extra_args: tuple[str, ...] = field(default=())
+    package: str
+
+    def module(self, role: str = "") -> ModuleType:
+        """The family's package (``role=""``) or one of its :data:`MODULES`."""
+        if role and role not in MODULES:
+            raise ValueError(f"unknown family module {role!r}; one of {MODULES}")
+        dotted = f"{self.package}.{role}" if role else self.package
+        try:
+            return importlib.import_module(dotted)
+        except ModuleNotFoundError as e:
+            if e.name in (dotted, self.package):
+                raise SkewbenchError(f"family '{self.name}': module {dotted} not found") from None
+            raise
+
+    def attr(self, role: str, name: str, default: Any = ...) -> Any:
+        mod = self.module(role)
+        if default is ...:
+            try:
+                return getattr(mod, name)
+            except AttributeError:
+                raise SkewbenchError(f"family '{self.name}': {mod.__name__} defines no {name}") from None
+        return getattr(mod, name, default)
 
     @property
-    def job_path(self) -> Path:
-        return SPARK_JOBS / self.spark_job
+    def description(self) -> str:
+        doc = (self.module().__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else self.name
 
-    def replay_args(self, dataset: str, out: str, strategies: list[str], workers: list[int],
-                    sources: list[int], seeds: int, provisioning: float | None = None) -> list[str]:
-        """Arguments of the family's spark-submit job (also those of ``skewbench replay``).
+    @property
+    def builtin_strategies(self) -> dict[str, str]:
+        """The package's own strategy table (name -> ``"module:Class"``)."""
+        return dict(self.attr("", "STRATEGIES"))
 
-        ``provisioning`` (percent of the workers' capacity) replaces the dataset's arrival times
-        by a steady arrival rate at that load; None keeps the dataset's times."""
-        args = ["--dataset", dataset, "--out", out, "--overwrite",
-                "--strategies", ",".join(strategies), "--workers", ",".join(map(str, workers)),
-                "--sources", ",".join(map(str, sources)), "--seeds", str(seeds)]
-        if provisioning is not None:
-            args += ["--provisioning", repr(float(provisioning))]
-        return [*args, *self.extra_args]
+    @property
+    def default_strategies(self) -> tuple[str, ...]:
+        return tuple(self.attr("", "DEFAULT_STRATEGIES", tuple(self.builtin_strategies)))
 
 
-FAMILIES: dict[str, Family] = {
-    "grouping": Family(
-        name="grouping",
-        description="stream partitioning: KG, SG, PKG, D-Choices, W-Choices, RR heavy hitters, OSG, FK",
-        spark_job="replay_grouping.py",
-        strategies=("kg", "sg", "pkg", "dc", "wc", "rr", "fixed-d", "osg", "fk"),
-        default_strategies=("kg", "sg", "pkg", "dc", "wc", "rr", "osg"),
-    ),
+#: the built-in families
+BUILTIN: dict[str, Family] = {
+    "grouping": Family("grouping", "skewbench.grouping"),
 }
+
+
+def _entry_points(group: str) -> list[Any]:
+    from importlib.metadata import entry_points
+
+    return sorted(entry_points(group=group), key=lambda e: e.name)
+
+
+@lru_cache(maxsize=None)
+def _families() -> dict[str, Family]:
+    out = dict(BUILTIN)
+    for ep in _entry_points(ENTRY_POINT_GROUP):
+        if ep.name in out:
+            continue  # a built-in name cannot be taken over
+        out[ep.name] = Family(ep.name, ep.value.strip())
+    return out
+
+
+def families() -> dict[str, Family]:
+    """Every family: built-ins first, then entry points, by name."""
+    return dict(_families())
+
+
+def get(name: str) -> Family:
+    try:
+        return _families()[name]
+    except KeyError:
+        raise SkewbenchError(f"unknown family '{name}' (known: {', '.join(_families())})") from None
+
+
+def refresh() -> None:
+    """Forget the cached entry points (after installing a plugin in this process)."""
+    _families.cache_clear()

@@ -12,7 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skewbench.grouping import dchoices
-from skewbench.grouping.base import REGISTRY, Batch, hash_choice_py, hash_seeds
+from skewbench.grouping.base import Batch, hash_choice_py, hash_seeds
+from skewbench import registry as _registry
+
+REGISTRY = {n: _registry.get("grouping", n) for n in _registry.names("grouping")}
 from tests.reference import dchoices_ref as ref
 
 ALL = ref.ALL_STRATEGIES

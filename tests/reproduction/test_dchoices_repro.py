@@ -43,7 +43,7 @@ import pytest
 
 from skewbench.datasets.contract import open_dataset
 from skewbench.datasets.generators import Plan, StreamSpec, generate, zipf_pmf
-from skewbench.grouping import registry
+from skewbench import registry
 from skewbench.grouping.base import Batch, hash_choice_py, hash_seeds
 from skewbench.grouping.dchoices import head_probabilities, oracle_d
 from skewbench.grouping.engine import ReplayConfig, grid, replay
@@ -157,7 +157,7 @@ def dataset_keys(path: str) -> np.ndarray:
 
 def route(name: str, keys: np.ndarray, n: int, seed: int = 0, sources: int = S, **params):
     """Route a whole in-memory stream through a fresh strategy; returns (workers, strategy)."""
-    strat = registry.get(name)(n, sources, seed, **params)
+    strat = registry.get("grouping", name)(n, sources, seed, **params)
     m = len(keys)
     batch = Batch(np.arange(m, dtype=np.int64), np.ascontiguousarray(keys, dtype=np.int64),
                   np.zeros(m), np.ones(m))

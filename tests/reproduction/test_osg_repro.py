@@ -68,7 +68,7 @@ import numpy as np
 import pytest
 
 from skewbench.datasets.generators import Plan, StreamSpec, generate
-from skewbench.grouping import registry
+from skewbench import registry
 from skewbench.grouping.base import Batch, WorkerModel
 from skewbench.grouping.engine import ReplayConfig, grid, replay
 
@@ -257,7 +257,7 @@ def run_direct(algo: str, seq, key, cost, k: int, P: float, seed: int = 0,
         asg, strat = seq % k, None
     else:
         name, params, _ = ALGOS[algo]
-        strat = registry.get(name)(k, 1, seed, worker_model=wm, **{**params, **extra})
+        strat = registry.get("grouping", name)(k, 1, seed, worker_model=wm, **{**params, **extra})
         asg = strat.route(Batch(seq, key, a, cost))
     lat = fifo_latency(asg, a, wm.exec_times(seq, cost, asg), k)
     return asg, lat, a, strat
@@ -333,7 +333,7 @@ def test_T0_toy_example():
     got = {}
     for algo in ("fk", "fk-wl"):
         name, params, _ = ALGOS[algo]
-        asg = registry.get(name)(2, 1, 0, **params).route(Batch(seq, key, ts, cost))
+        asg = registry.get("grouping", name)(2, 1, 0, **params).route(Batch(seq, key, ts, cost))
         lat = fifo_latency(asg, ts, cost, 2)
         assert asg.tolist() == [0, 1, 1], algo  # after b1, C = [10, 1]: a2 goes to O_1
         assert lat.tolist() == [10_000.0, 1000.0, 10_000.0] and lat.sum() == 21_000.0
@@ -351,7 +351,7 @@ def test_T1_greedy_tight_bound(k):
     seq = np.arange(m, dtype=np.int64)
     for algo in ("fk", "fk-wl"):
         name, params, _ = ALGOS[algo]
-        asg = registry.get(name)(k, 1, 0, **params).route(Batch(seq, seq, np.zeros(m), cost))
+        asg = registry.get("grouping", name)(k, 1, 0, **params).route(Batch(seq, seq, np.zeros(m), cost))
         makespan = float(np.max(fifo_latency(asg, np.zeros(m), cost, k)))
         assert makespan == (2 - 1 / k) * w, algo
     opt = max(cost.sum() / k, cost.max())
@@ -361,7 +361,7 @@ def test_T1_greedy_tight_bound(k):
         n = int(rng.integers(1, 200))
         c = rng.uniform(0.1, 6.4, n)
         s = np.arange(n, dtype=np.int64)
-        asg = registry.get("fk")(k, 1, 0, semantics="literal").route(Batch(s, s, np.zeros(n), c))
+        asg = registry.get("grouping", "fk")(k, 1, 0, semantics="literal").route(Batch(s, s, np.zeros(n), c))
         span = float(np.max(fifo_latency(asg, np.zeros(n), c, k)))
         assert span <= (2 - 1 / k) * max(c.sum() / k, c.max()) * (1 + 1e-12)
     record(f"T1[k={k}]", makespan_over_w=(2 - 1 / k))

@@ -7,7 +7,10 @@ import pytest
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping import dchoices
-from skewbench.grouping.base import REGISTRY, Batch
+from skewbench.grouping.base import Batch
+from skewbench import registry as _registry
+
+REGISTRY = {n: _registry.get("grouping", n) for n in _registry.names("grouping")}
 
 NAMES = ("kg", "sg", "pkg", "dc", "wc", "rr", "fixed-d")
 HEAD = ("dc", "wc", "rr", "fixed-d")

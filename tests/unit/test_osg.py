@@ -9,7 +9,10 @@ import pytest
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping import osg
-from skewbench.grouping.base import REGISTRY, Batch, WorkerModel
+from skewbench.grouping.base import Batch, WorkerModel
+from skewbench import registry as _registry
+
+REGISTRY = {n: _registry.get("grouping", n) for n in _registry.names("grouping")}
 from tests.reference import osg_ref as ref
 
 
@@ -253,7 +256,7 @@ def test_buffers_grow():
     want, stats = ref.run_osg(list(range(m)), keys.tolist(), ts.tolist(), costs.tolist(), k,
                               seed=3, **params)
     assert a.tolist() == want
-    assert s._pool.shape[0] > 2 * k + 2 and s._hf.shape[1] > 4 * k + 16
+    assert s.state.pool.shape[0] > 2 * k + 2 and s.state.hf.shape[1] > 4 * k + 16
     d = s.debug_state()
     assert len(d["ship_op"]) == s.summary()["shipments"] > 4 * k + 16
     s2 = osg.OSG(k, seed=3, **params)

@@ -50,22 +50,18 @@ TRACE_FIELDS = {"name", "description", "sets", "trace", "inputs", "key", "key_co
 MATRIX_FIELDS = {"alpha", "keys", "tuples", "seed"}
 
 
-def project_root() -> Path:
-    """The project checkout (holds ``datasets/``), or the working directory when installed."""
-    env = os.environ.get("SKEWBENCH_PROJECT")
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve().parents[3]
-    return here if (here / "datasets").is_dir() else Path.cwd()
-
-
 def default_catalog_path() -> Path:
-    return Path(os.environ.get("SKEWBENCH_CATALOG", project_root() / "datasets" / "catalog.yaml"))
+    """``$SKEWBENCH_CATALOG``, else ``<project>/datasets/catalog.yaml`` (:mod:`skewbench.settings`)."""
+    from skewbench.settings import settings
+
+    return settings().catalog
 
 
 def shared_data_dir() -> Path:
-    env = os.environ.get("SKEWBENCH_SHARED_DATA")
-    return Path(env) if env else (project_root().parent / "shared" / "data").resolve()
+    """``$SKEWBENCH_SHARED_DATA``, else ``../shared/data`` beside the project."""
+    from skewbench.settings import settings
+
+    return settings().shared_data
 
 
 @dataclass

@@ -10,8 +10,8 @@ owns one source can feed only that source's tuples: the assignments are the same
 Times are milliseconds inside the grouping family (arrival times ``ts`` and execution times
 ``cost``); the engine converts the dataset's seconds.
 
-Adding a strategy: write a module with a :class:`Strategy` subclass decorated with
-:func:`register`, and add the module to :data:`skewbench.grouping.registry.MODULES`.
+Adding a strategy: write a module with a :class:`Strategy` subclass and add one row to the
+family's table, :data:`skewbench.grouping.STRATEGIES` (``docs/extending.md``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from numba import njit
 
 from skewbench.errors import SkewbenchError
 from skewbench.hashing import mix64
+from skewbench.simulation import WorkerModel
+
+__all__ = ["Batch", "Strategy", "WorkerModel", "check_number", "hash_choice", "hash_choice_py", "hash_seeds"]
 
 
 @dataclass
@@ -44,53 +47,20 @@ class Batch:
                      self.cost[mask_or_index])
 
 
-@dataclass
-class WorkerModel:
-    """Per-worker speed: tuple ``seq`` on worker ``w`` runs ``cost * factors[p, w]`` ms, where
-    ``p`` is the last period with ``breaks[p] <= seq`` (``breaks[0] == 0``).
-
-    Uniform workers are one period of ones.  OSG's time-series experiment (osg.spec.md 4.6)
-    uses two periods switching at stream index 75,000.
-    """
-
-    breaks: np.ndarray  # int64[P]
-    factors: np.ndarray  # float64[P, n]
-
-    @staticmethod
-    def uniform(workers: int) -> "WorkerModel":
-        return WorkerModel(np.zeros(1, dtype=np.int64), np.ones((1, workers)))
-
-    @staticmethod
-    def periods(workers: int, periods: list[tuple[int, list[float]]]) -> "WorkerModel":
-        breaks = np.array([p[0] for p in periods], dtype=np.int64)
-        factors = np.array([p[1] for p in periods], dtype=np.float64)
-        if len(periods) == 0 or breaks[0] != 0 or np.any(np.diff(breaks) <= 0):
-            raise SkewbenchError("worker speed periods must start at 0 and increase")
-        if factors.shape != (len(periods), workers) or np.any(factors <= 0):
-            raise SkewbenchError(f"each worker speed period needs {workers} factors > 0")
-        return WorkerModel(breaks, factors)
-
-    def exec_times(self, seq: np.ndarray, cost: np.ndarray, worker: np.ndarray) -> np.ndarray:
-        """True execution time of each tuple on its assigned worker."""
-        p = np.searchsorted(self.breaks, seq, side="right") - 1
-        return cost * self.factors[p, worker]
-
-    @property
-    def is_uniform(self) -> bool:
-        return bool(np.all(self.factors == 1.0))
-
-
 class Strategy:
     """Base class of all grouping strategies (see the module docstring).
 
     Subclasses set :attr:`name`, :attr:`description`, :attr:`defaults` (every parameter with its
-    default value) and implement :meth:`_setup` and :meth:`route`.
+    default value), :attr:`param_docs` (every parameter described) and implement :meth:`_setup`
+    and :meth:`route`.
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     #: every parameter the strategy takes, with its default
     defaults: ClassVar[dict[str, Any]] = {}
+    #: every parameter with a one-sentence description (listed by ``skewbench strategies``)
+    param_docs: ClassVar[dict[str, str]] = {}
     #: True when one scheduler sees the whole stream (OSG); the engine then uses sources = 1
     single_source: ClassVar[bool] = False
     #: True when decisions depend on costs/arrival times (the engine must pass real ones)
@@ -135,17 +105,6 @@ class Strategy:
     def describe_params(self) -> dict[str, Any]:
         """Every parameter as used (defaults filled in and derived values resolved)."""
         return dict(self.params)
-
-
-REGISTRY: dict[str, type[Strategy]] = {}
-
-
-def register(cls: type[Strategy]) -> type[Strategy]:
-    """Class decorator: make a strategy available by its :attr:`~Strategy.name`."""
-    if not cls.name or cls.name in REGISTRY:
-        raise ValueError(f"strategy name {cls.name!r} missing or taken")
-    REGISTRY[cls.name] = cls
-    return cls
 
 
 # --------------------------------------------------------------------------------------------

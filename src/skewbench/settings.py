@@ -1,0 +1,93 @@
+"""Paths and environment variables, read in one place (pydantic-settings).
+
+Every location and endpoint the pipeline uses comes from :func:`settings`, which reads the
+environment afresh on each call (tests and the Makefile change it between runs; building the
+object costs microseconds).  Variables, with their defaults:
+
+==============================  =====================================================  ===============
+variable                        meaning                                                default
+==============================  =====================================================  ===============
+``SKEWBENCH_PROJECT``           the project checkout (holds ``datasets/``, ``spark_jobs/``)  this source tree, else the working directory
+``SKEWBENCH_STATE``             the state directory (datasets, runs, MLflow, Airflow)  ``<project>/.skewbench``
+``SKEWBENCH_DATA_ROOT``         generated and ingested datasets                        ``<state>/datasets``
+``SKEWBENCH_RUNS_ROOT``         pipeline outputs ``<logical date>/<run id>/...``       ``<state>/runs``
+``SKEWBENCH_CATALOG``           the dataset catalog file                               ``<project>/datasets/catalog.yaml``
+``SKEWBENCH_SHARED_DATA``       what ``{shared_data}`` in the catalog points at        ``<project>/../shared/data``
+``SKEWBENCH_TRACKING_URI``      MLflow tracking URI                                    ``sqlite:///<state>/mlflow/mlflow.db``
+``SKEWBENCH_MLFLOW_UI``         the MLflow UI's address, for links                     ``http://127.0.0.1:5000``
+``SKEWBENCH_SPARK_MASTER``      Spark master URL                                       ``local[*]``
+``SKEWBENCH_SPARK_UI``          Spark's web UI on or off                               ``false``
+``SKEWBENCH_SPARK_SHUFFLE_PARTITIONS``  ``spark.sql.shuffle.partitions``              ``16``
+``SKEWBENCH_SPARK_DRIVER_MEMORY``       ``spark.driver.memory``                       ``4g``
+==============================  =====================================================  ===============
+
+This module imports pydantic (light; Airflow already does) and nothing of the rest of skewbench,
+so the DAGs may read it at parse time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _default_project() -> Path:
+    """This source checkout (``pyproject.toml`` two levels above ``src/skewbench``), or the
+    working directory for an installed package."""
+    return _SOURCE_ROOT if (_SOURCE_ROOT / "pyproject.toml").exists() else Path.cwd()
+
+
+class Settings(BaseSettings):
+    """The environment, resolved: unset locations derive from ``project`` and ``state``."""
+
+    model_config = SettingsConfigDict(env_prefix="SKEWBENCH_", extra="ignore", frozen=True)
+
+    project: Path | None = None
+    state: Path | None = None
+    data_root: Path | None = None
+    runs_root: Path | None = None
+    catalog: Path | None = None
+    shared_data: Path | None = None
+    tracking_uri: str = ""
+    mlflow_ui: str = "http://127.0.0.1:5000"
+    spark_master: str = "local[*]"
+    spark_ui: str = "false"
+    spark_shuffle_partitions: str = "16"
+    spark_driver_memory: str = "4g"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_is_unset(cls, values: dict) -> dict:
+        return {k: v for k, v in values.items() if v not in ("", None)}
+
+    @model_validator(mode="after")
+    def _derive(self) -> "Settings":
+        project = self.project or _default_project()
+        state = self.state or project / ".skewbench"
+        derived = {
+            "project": project,
+            "state": state,
+            "data_root": self.data_root or state / "datasets",
+            "runs_root": self.runs_root or state / "runs",
+            "catalog": self.catalog or project / "datasets" / "catalog.yaml",
+            "shared_data": self.shared_data or (project.parent / "shared" / "data").resolve(),
+            "tracking_uri": self.tracking_uri or "sqlite:///" + str(state / "mlflow" / "mlflow.db"),
+            "mlflow_ui": self.mlflow_ui.rstrip("/"),
+        }
+        for k, v in derived.items():
+            object.__setattr__(self, k, v)
+        return self
+
+    @property
+    def spark_jobs(self) -> Path:
+        """The spark-submit entry points (``<project>/spark_jobs``)."""
+        return self.project / "spark_jobs"
+
+
+def settings() -> Settings:
+    """The current environment's settings (read anew on each call)."""
+    return Settings()
