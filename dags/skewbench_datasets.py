@@ -13,7 +13,7 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from skewbench import nightly
 
-CATALOG_ASSET = Asset("skewbench://datasets/catalog")
+CATALOG_ASSET = Asset(nightly.CATALOG_ASSET_URI)
 
 DOC = """
 ### skewbench datasets

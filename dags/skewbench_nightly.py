@@ -1,7 +1,9 @@
 """skewbench_nightly: generate -> replay on Spark -> validate (GE) -> log (MLflow) -> report.
 
 Thin: every step is a function of :mod:`skewbench.nightly` or a spark-submit job; this file only
-wires them.  Parsing it imports Airflow and two light skewbench modules, nothing else.
+wires them, with one task group per strategy family (from the families registry: a new family
+gets its group, its Params section and its Spark job without an edit here).  Parsing it imports
+Airflow and light skewbench modules (the families' tables and Params sections), nothing else.
 """
 
 from __future__ import annotations
@@ -10,29 +12,33 @@ import sys
 from datetime import datetime, timedelta
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import Asset, Param, dag, task
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk import Asset, Param, TaskGroup, dag, task
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from airflow.timetables.assets import AssetOrTimeSchedule
 from airflow.timetables.trigger import CronTriggerTimetable
 
 from skewbench import nightly
-from skewbench.families import FAMILIES
+from skewbench.families import families
 
-CATALOG_ASSET = Asset("skewbench://datasets/catalog")
+CATALOG_ASSET = Asset(nightly.CATALOG_ASSET_URI)
 
 DOC = """
 ### skewbench nightly benchmark
 
 For every selected dataset and strategy family: make sure the dataset exists and is valid,
-replay it through the family's strategies with a Spark job (`spark_default` connection;
-`local[*]` unless the connection names a cluster master), validate the results with Great
-Expectations, log them to MLflow (one experiment per family, a parent run per DAG run, a nested
-run per grid cell) and write a comparison report.
+replay it through the family's strategies with a Spark job (`spark_jobs/replay.py <family>`,
+`spark_default` connection; `local[*]` unless the connection names a cluster master), validate
+the results with Great Expectations, log them and the family's report to MLflow (one experiment
+per family, a parent run per DAG run, a nested run per grid cell), and print a summary.
+
+Each family is a task group (plan, replay, validate, log); a family's validation waits only
+for its own replays, and a family that is not selected is skipped.
 
 Runs every night at 02:00 UTC and whenever `skewbench_datasets` publishes the catalog asset.
-Trigger it by hand with parameters (datasets, families, strategies, workers, sources, seeds,
-catalog set); bad values are refused by the form and again by `check_params` before any Spark
-job starts.
+Trigger it by hand with parameters: the common ones (datasets, catalog set, families, seeds)
+and one section per family (its strategies and its own fields, e.g. grouping's workers, sources
+and provisioning); bad values are refused by the form and again by `check_params` before any
+Spark job starts.
 
 Outputs: `$SKEWBENCH_RUNS_ROOT/<logical date>/<run id>/<dataset>/<family>/` (results Parquet,
 written atomically), the GE results beside them, `SUMMARY.md`, and MLflow runs tagged
@@ -86,8 +92,16 @@ def skewbench_nightly():
         return nightly.prepare_dataset(name)
 
     @task
-    def plan(conf: dict, datasets: list[dict]) -> list[dict]:
-        return nightly.plan_replays(conf, list(datasets), conf["out_root"])
+    def open_tracking(conf: dict, dag=None, run_id=None) -> dict:
+        """Open this run's MLflow parent runs, so the replay tasks' "MLflow run" links resolve."""
+        return nightly.open_tracking(conf["families"], dag.dag_id, run_id, conf["when"])
+
+    @task
+    def plan(conf: dict, datasets: list[dict], family: str) -> list[dict]:
+        """This family's replays (one per dataset); skipped when the family is not selected."""
+        if family not in conf["families"]:
+            raise AirflowSkipException(f"family {family} not selected")
+        return nightly.plan_replays(conf, list(datasets), conf["out_root"], family)
 
     @task
     def spark_kwargs(item: dict) -> dict:
@@ -97,45 +111,48 @@ def skewbench_nightly():
     # two at a time: each loads Great Expectations (seconds of CPU); nine at once on two cores only thrash
     @task(max_active_tis_per_dagrun=2)
     def validate(item: dict) -> dict:
-        """The family's Great Expectations suite on the results; fails with the failed expectations."""
+        """The results suite with the family's expectations; fails with the failed expectations."""
         return nightly.validate_replay(item)
 
-    @task
-    def open_tracking(conf: dict, dag=None, run_id=None) -> dict:
-        """Open this run's MLflow parent runs, so the replay tasks' "MLflow run" links resolve."""
-        return nightly.open_tracking(conf["families"], dag.dag_id, run_id, conf["when"])
-
     @task(trigger_rule="one_failed")
-    def mark_failed(conf: dict, dag=None, run_id=None) -> None:
-        """A replay or validation failed: mark the MLflow parent runs FAILED (no good result)."""
-        nightly.fail_tracking(conf["families"], dag.dag_id, run_id, "a replay or its validation failed")
+    def mark_failed(conf: dict, family: str, dag=None, run_id=None) -> None:
+        """A replay or validation failed: mark the family's MLflow parent run FAILED."""
+        nightly.fail_tracking([family], dag.dag_id, run_id, "a replay or its validation failed")
 
     @task
-    def log_to_mlflow(items: list[dict], conf: dict, dag=None, run_id=None) -> list[dict]:
-        return [nightly.log_family(list(items), fam, dag.dag_id, run_id, conf["when"]) for fam in conf["families"]]
+    def log_to_mlflow(items: list[dict], conf: dict, family: str, dag=None, run_id=None) -> dict:
+        """Render the family's report and log it with the results to MLflow (idempotent)."""
+        return nightly.log_family(list(items), family, dag.dag_id, run_id, conf["when"], conf["out_root"])
 
-    @task
-    def report(items: list[dict], logged: list[dict], conf: dict) -> str:
-        text = nightly.summarize(list(items), list(logged), conf["out_root"])
+    @task(trigger_rule="none_failed")
+    def report(conf: dict, datasets: list[dict]) -> str:
+        """The run's summary table (every selected family), also saved as SUMMARY.md."""
+        items = nightly.plan_replays(conf, list(datasets), conf["out_root"])
+        text = nightly.summarize(items, None, conf["out_root"])
         print(text)
         return text
 
     conf = check_params()
     datasets = prepare_dataset.expand(name=dataset_names(conf))
-    items = plan(conf, datasets)
-    replay = SparkSubmitOperator.partial(
-        task_id="replay",
-        conn_id="spark_default",
-        # spark-submit is found on PATH (the environment's bin, which pyspark provides)
-        env_vars={"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable},
-        max_active_tis_per_dagrun=1,
-    ).expand_kwargs(spark_kwargs.expand(item=items))
-    checked = validate.expand(item=items)
-    open_tracking(conf) >> replay >> checked
-    logged = log_to_mlflow(items, conf)
-    checked >> logged
-    [replay, checked] >> mark_failed(conf)
-    report(items, logged, conf)
+    opened = open_tracking(conf)
+    logged_all = []
+    for family in families():
+        with TaskGroup(group_id=family, tooltip=f"the {family} family: plan, replay, validate, log"):
+            items = plan(conf, datasets, family)
+            replay = SparkSubmitOperator.partial(
+                task_id="replay",
+                conn_id="spark_default",
+                # spark-submit is found on PATH (the environment's bin, which pyspark provides)
+                env_vars={"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable},
+                max_active_tis_per_dagrun=1,
+            ).expand_kwargs(spark_kwargs.expand(item=items))
+            checked = validate.expand(item=items)
+            opened >> replay >> checked
+            logged = log_to_mlflow(items, conf, family)
+            checked >> logged
+            [replay, checked] >> mark_failed(conf, family)
+            logged_all.append(logged)
+    logged_all >> report(conf, datasets)
 
 
 skewbench_nightly()

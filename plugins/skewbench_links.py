@@ -4,14 +4,13 @@ The link opens the MLflow parent run of this DAG run and family (found by its de
 ``skewbench.key`` tag) in the MLflow UI (``SKEWBENCH_MLFLOW_UI``); before the run is logged it
 opens the MLflow UI's start page.
 
-Airflow 3's API server computes the link when the UI asks for it, with the *serialized* mapped
-operator, which does not carry the expanded ``application``: the family's job is then read from
-the task instance's rendered template fields (what the UI's "Rendered Templates" tab shows).
+The family is the replay job's first argument (``spark_jobs/replay.py <family> ...``).  Airflow
+3's API server computes the link when the UI asks for it, with the *serialized* mapped operator,
+which does not carry the expanded ``application_args``: they are then read from the task
+instance's rendered template fields (what the UI's "Rendered Templates" tab shows).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from airflow.plugins_manager import AirflowPlugin
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
@@ -24,31 +23,29 @@ class MLflowRunLink(BaseOperatorLink):
 
     def get_link(self, operator, *, ti_key) -> str:
         from skewbench import nightly
-        from skewbench.families import FAMILIES
 
-        job = Path(str(getattr(operator, "application", "") or "") or _rendered_application(ti_key)).name
-        family = next((f for f in FAMILIES.values() if f.spark_job == job), None)
+        family = nightly.family_of_job(getattr(operator, "application_args", None) or _rendered_args(ti_key))
         if family is None:
             return nightly.mlflow_ui()
         from skewbench.tracking import default_tracking_uri, find_parent, mlflow_run_url
 
-        key = nightly.run_key(ti_key.dag_id, ti_key.run_id, family.name)
-        found = find_parent(default_tracking_uri(), family.name, key)
+        key = nightly.run_key(ti_key.dag_id, ti_key.run_id, family)
+        found = find_parent(default_tracking_uri(), family, key)
         if found is None:
             return nightly.mlflow_ui()
         experiment_id, run_id = found
         return mlflow_run_url(nightly.mlflow_ui(), experiment_id, run_id)
 
 
-def _rendered_application(ti_key) -> str:
-    """The task instance's rendered ``application`` (empty when Airflow did not record it)."""
+def _rendered_args(ti_key):
+    """The task instance's rendered ``application_args`` (None when Airflow did not record it)."""
     try:
         from airflow.models.renderedtifields import RenderedTaskInstanceFields
 
         fields = RenderedTaskInstanceFields.get_templated_fields(ti_key) or {}
     except Exception:  # noqa: BLE001 - no metadata database here (e.g. in a task): no link detail
-        return ""
-    return str(fields.get("application") or "")
+        return None
+    return fields.get("application_args")
 
 
 class SkewbenchLinksPlugin(AirflowPlugin):

@@ -2,7 +2,7 @@
 
 The DAG's chatty log goes to $SKEWBENCH_STATE/logs/nightly-<time>.log; this prints which tasks
 ran, then the run's summary table and where the results, the report and MLflow's store are.
-Usage: python scripts/run_nightly.py [JSON_CONF]   (e.g. '{"workers": [5, 10]}')
+Usage: python scripts/run_nightly.py [JSON_CONF]   (e.g. '{"grouping_workers": [5, 10]}')
 """
 
 from __future__ import annotations

@@ -7,50 +7,17 @@ User errors (a missing file, a bad option, a bad catalog, a corrupted dataset) p
 from __future__ import annotations
 
 import json
-import os
-import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import click
 
-from skewbench import __version__
+from skewbench import __version__, clikit
+from skewbench.clikit import bar as _bar
+from skewbench.clikit import echo_json as _echo_json
 from skewbench.errors import SkewbenchError, ValidationFailed
 
-
-@contextmanager
-def _bar(total: int | None, desc: str, unit: str = "tuples") -> Iterator[Any]:
-    """A progress bar on standard error (shown on terminals only); yields an ``update(n)``."""
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr, disable=None,
-               leave=False, dynamic_ncols=True)
-    try:
-        yield bar.update
-    finally:
-        bar.close()
-
-
-def _echo_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=None, default=str))
-
-
-class _Group(click.Group):
-    """Turns :class:`SkewbenchError` into one line on stderr and exit status 2."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except ValidationFailed as e:
-            click.echo(f"validation failed: {e}", err=True)
-            ctx.exit(1)
-        except SkewbenchError as e:
-            click.echo(f"error: {e}", err=True)
-            ctx.exit(2)
-        except KeyboardInterrupt:
-            click.echo("interrupted; nothing was left half-written", err=True)
-            ctx.exit(130)
+_Group = clikit.Group
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -58,7 +25,8 @@ class _Group(click.Group):
 def main() -> None:
     """skewbench: benchmark load balancing (grouping, shedding, allocation) on skewed streams.
 
-    Start with `skewbench datasets --help`.
+    Start with `skewbench datasets --help`, then `skewbench strategies` and
+    `skewbench replay --help`.
     """
 
 
@@ -155,7 +123,7 @@ def generate_catalog(names: tuple[str, ...], root: str, set_name: str | None, ca
     entries are ingested in this process; an optional trace whose input is absent is skipped.
     """
     from skewbench.datasets.catalog import load_catalog
-    from skewbench.datasets.pipeline import materialize
+    from skewbench.materialize import materialize
 
     cat = load_catalog(catalog_path)
     entries = cat.select(list(names) or None, set_name)
@@ -229,7 +197,7 @@ def ingest_cmd(fmt: str, inputs: tuple[str, ...], out: str, key: str | None, key
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 def validate_cmd(directory: str, engine: str, as_json: bool) -> None:
     """Validate a dataset against the contract with Great Expectations; exit 1 on failure."""
-    from skewbench.validation import validate_dataset
+    from skewbench.validation.datasets import validate_dataset
 
     report = validate_dataset(directory, engine=engine)
     if as_json:
@@ -258,151 +226,123 @@ def describe_cmd(directory: str, as_json: bool, top: int) -> None:
     click.echo(json.dumps(d, default=str) if as_json else format_description(d))
 
 
-def _int_list(name: str, text: str) -> list[int]:
-    try:
-        vals = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise SkewbenchError(f"--{name} takes comma-separated integers, got '{text}'") from None
-    if not vals:
-        raise SkewbenchError(f"--{name} needs at least one value")
-    return vals
+class _Families(clikit.Group):
+    """``skewbench replay <family>``: one subcommand per family, loaded when used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from skewbench.families import families
+
+        return list(families())
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        from skewbench.families import families
+
+        fam = families().get(name)
+        if fam is None:
+            return None
+        return fam.attr("cli", "command")
 
 
-def _param_value(text: str) -> Any:
-    t = text.strip()
-    for conv in (int, float):
-        try:
-            return conv(t)
-        except ValueError:
-            pass
-    return {"true": True, "false": False, "none": None}.get(t.lower(), t)
+@main.group(cls=_Families)
+def replay() -> None:
+    """Replay a dataset through the strategies of a family and record their metrics.
+
+    Each family is a subcommand (`skewbench replay FAMILY --help`); results go to a results
+    directory (docs/results.md).
+    """
 
 
-def _params(items: tuple[str, ...]) -> dict[str, dict[str, list[Any]]]:
-    out: dict[str, dict[str, list[Any]]] = {}
-    for item in items:
-        name, eq, values = item.partition("=")
-        strat, dot, param = name.partition(".")
-        if not eq or not dot or not values:
-            raise SkewbenchError(f"--param takes STRATEGY.PARAM=V1[,V2...], got '{item}'")
-        out.setdefault(strat.strip(), {})[param.strip()] = [_param_value(v) for v in values.split(",")]
-    return out
+@main.command("strategies")
+@click.option("--family", "family", default=None, help="Only this family.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+def strategies_cmd(family: str | None, as_json: bool) -> None:
+    """List every strategy of every family with its parameters and their defaults."""
+    from skewbench import registry
+    from skewbench.families import families, get
 
-
-def _worker_speed(text: str | None) -> list[tuple[int, list[float]]] | None:
-    if not text:
-        return None
-    periods = []
-    try:
-        for part in text.split(";"):
-            start, _, factors = part.partition(":")
-            periods.append((int(start), [float(f) for f in factors.split(",")]))
-    except ValueError:
-        raise SkewbenchError(f"--worker-speed takes START:F1,F2,...[;START:...], got '{text}'") from None
-    return periods
+    fams = [get(family)] if family else list(families().values())
+    out = {f.name: [registry.describe(f.name, n) for n in registry.names(f.name)] for f in fams}
+    if as_json:
+        clikit.echo_json(out)
+        return
+    for fam, rows in out.items():
+        click.echo(f"{fam}: {get(fam).description}")
+        for d in rows:
+            click.echo(f"  {d['name']:10s} {d['description']}")
+            for p in d["params"]:
+                doc = f"  {p['doc']}" if p["doc"] else ""
+                click.echo(f"      {p['name']} = {p['default']!r}{doc}")
+        click.echo("")
 
 
 @main.group(cls=_Group)
-def replay() -> None:
-    """Replay a dataset through the strategies of a family and record their metrics."""
+def results() -> None:
+    """Validate, report, log to MLflow and document replay results (docs/results.md)."""
 
 
-@replay.command("grouping")
-@click.option("--dataset", "dataset", type=click.Path(), required=True, help="Dataset directory.")
-@click.option("--strategies", default="kg,sg,pkg,dc,wc,rr,osg", show_default=True,
-              help="Comma-separated strategy names (see `skewbench replay strategies`).")
-@click.option("--workers", default="5,10,50,100", show_default=True, help="Comma-separated worker counts n.")
-@click.option("--sources", default="5", show_default=True,
-              help="Comma-separated source counts s (single-scheduler strategies such as osg use 1).")
-@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Replay each cell with this many independent hash seeds.")
-@click.option("--seed-base", type=click.IntRange(min=0), default=0, show_default=True,
-              help="First hash seed (seeds are BASE..BASE+K-1).")
-@click.option("--param", "param_items", multiple=True, metavar="STRATEGY.PARAM=V1[,V2]",
-              help="A strategy parameter (several values add a grid axis); repeatable.")
-@click.option("--window", default=None, help="Metrics window: N tuples, or Ns seconds of dataset time "
-              "(default: 100 equal windows).")
-@click.option("--provisioning", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Replace arrival times by deterministic arrivals at P percent of capacity "
-                   "(100 = critical load; osg.spec.md 4.3). Default: the dataset's times.")
-@click.option("--worker-speed", default=None, metavar="START:F1,...[;START:...]",
-              help="Per-worker execution-time factors by stream index, e.g. "
-                   "'0:1.05,1.025,1,0.975,0.95;75000:0.9,0.95,1,1.05,1.1'.")
-@click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Results directory.")
-@click.option("--overwrite", is_flag=True, help="Replace existing results at --out.")
-@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
-              help="local: in this process; spark: tasks on Spark (SKEWBENCH_SPARK_MASTER). Same results.")
-@click.option("--partitions", type=click.IntRange(min=1), default=None,
-              help="Spark tasks per stage (default: twice the default parallelism). Results do not depend on it.")
-@click.option("--queue-groups", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Queue-simulation tasks per cell (workers split into groups).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary rows as one JSON object.")
-def replay_grouping(dataset: str, strategies: str, workers: str, sources: str, seeds: int, seed_base: int,
-                    param_items: tuple[str, ...], window: str | None, provisioning: float | None,
-                    worker_speed: str | None, out: str, overwrite: bool, engine: str, partitions: int | None,
-                    queue_groups: int, as_json: bool) -> None:
-    """Replay DATASET through grouping strategies x workers x sources x parameters x seeds."""
-    from skewbench.datasets.contract import open_dataset
-    from skewbench.grouping.engine import ReplayConfig, grid, local_executor, replay_to_dir
-    from skewbench.results import TIMING_COLUMNS, read_results
+@results.command("validate")
+@click.argument("directory", type=click.Path())
+@click.option("--keep", "keep_dir", type=click.Path(file_okay=False), default=None,
+              help="Write Great Expectations' own results (JSON) into this directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+def results_validate(directory: str, keep_dir: str | None, as_json: bool) -> None:
+    """Validate a results directory with its family's Great Expectations suite; exit 1 on failure."""
+    from skewbench.validation.results import validate_results
 
-    names = [s.strip() for s in strategies.split(",") if s.strip()]
-    if not names:
-        raise SkewbenchError("--strategies needs at least one name")
-    ds = open_dataset(dataset)
-    if ds.tuples == 0:
-        raise SkewbenchError(f"dataset {dataset} is empty: nothing to replay")
-    w_seconds = w_tuples = None
-    if window:
-        try:
-            if window.endswith("s"):
-                w_seconds = float(window[:-1])
-            else:
-                w_tuples = int(window)
-        except ValueError:
-            raise SkewbenchError(f"--window takes N (tuples) or Ns (seconds), got '{window}'") from None
-    config = ReplayConfig(window=w_tuples, window_seconds=w_seconds, provisioning=provisioning,
-                          worker_speed=_worker_speed(worker_speed), queue_groups=queue_groups)
-    config.check()
-    cells = grid(names, _int_list("workers", workers), _int_list("sources", sources),
-                 list(range(seed_base, seed_base + seeds)), _params(param_items))
-    if config.worker_speed:
-        for c in cells:
-            from skewbench.grouping.base import WorkerModel
-
-            WorkerModel.periods(c.workers, config.worker_speed)
-    executor = local_executor
-    if engine == "spark":
-        from skewbench.spark import get_spark, spark_executor
-
-        executor = spark_executor(get_spark(), partitions)
-    click.echo(f"replaying {ds.name} ({ds.tuples:,} tuples) through {len(cells)} cells on {engine}", err=True)
-    replay_to_dir(dataset, cells, out, config, executor, overwrite=overwrite, engine_name=engine,
-                  progress=lambda msg: click.echo(f"  {msg}", err=True))
-    manifest, summary, _ = read_results(out)
-    rows = summary.to_pylist()
+    report = validate_results(directory, keep_dir=keep_dir)
     if as_json:
-        _echo_json({"dataset": ds.name, "fingerprint": ds.meta["fingerprint"], "out": str(out),
-                    "summary": rows})
-        return
-    click.echo(f"{'strategy':10s} {'n':>4s} {'s':>3s} {'seed':>4s} {'imbalance':>11s} {'lat mean':>10s} "
-               f"{'lat p99':>10s} {'speedup':>8s} {'replic.':>8s}")
-    for r in rows:
-        click.echo(f"{r['strategy']:10s} {r['workers']:4d} {r['sources']:3d} {r['seed']:4d} {r['imbalance']:11.3e} "
-                   f"{r['latency_mean']:10.3f} {r['latency_p99']:10.3f} {r['speedup_vs_rr']:8.3f} "
-                   f"{r['replication']:8.3f}")
-    click.echo(f"results in {out} (summary.parquet, series.parquet)")
+        d = report.to_dict()
+        d.pop("ge_result", None)
+        _echo_json(d)
+    if not report.success:
+        report.raise_for_failure()
+    if not as_json:
+        click.echo(report.message())
 
 
-@replay.command("strategies")
-def replay_strategies() -> None:
-    """List the registered strategies and their parameters."""
-    from skewbench.grouping import registry
+@results.command("report")
+@click.argument("directories", nargs=-1, required=True, type=click.Path())
+@click.option("--out", "out", type=click.Path(dir_okay=False), required=True, help="The HTML report to write.")
+@click.option("--title", default="skewbench results", show_default=True)
+def results_report(directories: tuple[str, ...], out: str, title: str) -> None:
+    """Write a self-contained HTML report (tables and each family's figures) of DIRECTORIES."""
+    from skewbench.reports import render_markdown_summary, render_report
 
-    for name in registry.names():
-        cls = registry.get(name)
-        params = ", ".join(f"{k}={v}" for k, v in cls.defaults.items()) or "-"
-        click.echo(f"{name:10s} {cls.description}  [{params}]")
+    path = render_report(list(directories), out, title)
+    click.echo(render_markdown_summary(list(directories)))
+    click.echo(f"report: {path}")
+
+
+@results.command("log")
+@click.argument("directories", nargs=-1, required=True, type=click.Path())
+@click.option("--run-key", required=True, help="Names the MLflow parent run; logging again with the same key "
+              "updates the same runs.")
+@click.option("--run-name", default=None, help="The parent run's name (default: the run key).")
+def results_log(directories: tuple[str, ...], run_key: str, run_name: str | None) -> None:
+    """Log results directories of one family, with their report, to MLflow ($SKEWBENCH_TRACKING_URI)."""
+    from skewbench import nightly
+    from skewbench.results import load_results
+
+    fams = sorted({str(m.get("family")) for _, m, _, _ in load_results(list(directories))})
+    if len(fams) != 1:
+        raise SkewbenchError(f"log one family at a time (one MLflow experiment each); got {fams}")
+    logged = nightly.log_results(list(directories), fams[0], run_key, run_name or run_key, {})
+    click.echo(f"MLflow parent run {logged['parent_run_id']} (experiment {logged['experiment_id']}), "
+               f"{len(logged['children'])} cell run(s); report: {logged['report']}")
+
+
+@results.command("doc")
+@click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
+              help="Write here (default: standard output).")
+def results_doc(out: str | None) -> None:
+    """Render docs/results.md (every family's results tables) from the families' schemas."""
+    from skewbench.results import render_docs
+
+    text = render_docs()
+    if out:
+        Path(out).write_text(text)
+    else:
+        click.echo(text, nl=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

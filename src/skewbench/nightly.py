@@ -1,107 +1,126 @@
 """The nightly pipeline's steps, as plain functions the Airflow DAGs call (no Airflow here).
 
-Parameters (the DAG's Params, also checked again here before any Spark job starts):
+Parameters (the DAG's Params, checked again here before any Spark job starts).  Common fields:
 
 ``datasets``
     catalog names; empty means the catalog set ``catalog_set``.
 ``catalog_set``
     ``default`` (small, minutes) or ``paper`` (the papers' sizes).
 ``families``
-    strategy families (:data:`skewbench.families.FAMILIES`).
-``strategies``
-    strategy names; empty means each family's defaults.  A name must belong to a chosen family.
-``workers``, ``sources``, ``seeds``
-    the grid's worker counts, source counts and number of hash seeds.
-``provisioning``
-    the replay's load: tuples arrive steadily at P percent of the workers' capacity (mean cost
-    x rate / n; 100 = critical load, the OSG paper's default; above 100 = spare capacity), so
-    latencies mean the same on every dataset and worker count.  ``null`` replays the datasets'
-    own arrival times instead (whose rates were not chosen for any particular n).
+    strategy families to run (:func:`skewbench.families.families`).
+``seeds``
+    hash seeds per grid cell.
 
-Locations (environment variables, with defaults under one state directory):
+and one section per family, fields named ``<family>_<name>``: ``<family>_strategies`` (empty:
+the family's defaults) and the fields of the family's ``params.PARAMS`` (grouping: workers,
+sources, provisioning), validated by their JSON schema and the family's ``params.check``.
 
-``SKEWBENCH_STATE``         ``<project>/.skewbench``
-``SKEWBENCH_DATA_ROOT``     ``$SKEWBENCH_STATE/datasets``
-``SKEWBENCH_RUNS_ROOT``     ``$SKEWBENCH_STATE/runs``: ``<logical date>/<run id>/<dataset>/<family>``
-``SKEWBENCH_TRACKING_URI``  MLflow tracking URI (see :mod:`skewbench.tracking`)
-``SKEWBENCH_MLFLOW_UI``     the MLflow UI's address, for links (``http://127.0.0.1:5000``)
+Locations come from :mod:`skewbench.settings` (``SKEWBENCH_STATE``, ``SKEWBENCH_DATA_ROOT``,
+``SKEWBENCH_RUNS_ROOT`` = ``<logical date>/<run id>/<dataset>/<family>``,
+``SKEWBENCH_TRACKING_URI``, ``SKEWBENCH_MLFLOW_UI``).
+
+This module imports only light modules at import time: the DAGs read it at parse time.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
+from skewbench import families as _families
 from skewbench.errors import SkewbenchError
-from skewbench.families import FAMILIES
 
 SETS = ("default", "paper")
-
-
-def project_root() -> Path:
-    return Path(os.environ.get("SKEWBENCH_PROJECT", Path(__file__).resolve().parents[2]))
-
-
-def state_dir() -> Path:
-    return Path(os.environ.get("SKEWBENCH_STATE", project_root() / ".skewbench"))
+#: the asset the datasets DAG publishes and the nightly DAG is scheduled on
+CATALOG_ASSET_URI = "skewbench://datasets/catalog"
+#: the spark-submit entry point of every family's replay (its first argument names the family)
+REPLAY_JOB = "replay.py"
+COMMON = ("datasets", "catalog_set", "families", "seeds")
+_NOT_SCHEMA = ("default", "description", "section")
 
 
 def data_root() -> Path:
-    return Path(os.environ.get("SKEWBENCH_DATA_ROOT", state_dir() / "datasets"))
+    from skewbench.settings import settings
+
+    return settings().data_root
 
 
 def runs_root() -> Path:
-    return Path(os.environ.get("SKEWBENCH_RUNS_ROOT", state_dir() / "runs"))
+    from skewbench.settings import settings
+
+    return settings().runs_root
 
 
-def all_strategies() -> list[str]:
-    return sorted({s for f in FAMILIES.values() for s in f.strategies})
+def replay_job() -> Path:
+    from skewbench.settings import settings
+
+    return settings().spark_jobs / REPLAY_JOB
+
+
+def section_field(family: str, name: str) -> str:
+    """The Param name of a family's field: ``<family>_<name>``."""
+    return f"{family}_{name}"
+
+
+def _family_fields(family: str) -> dict[str, dict[str, Any]]:
+    """A family's section: its strategies, then its params module's fields (name -> schema)."""
+    from skewbench import registry
+
+    fam = _families.get(family)
+    names = registry.names(family)
+    fields = {"strategies": {"type": "array", "items": {"type": "string", "enum": names}, "uniqueItems": True,
+                             "default": [], "description": f"{family} strategies; empty = the family's defaults "
+                                                           f"({', '.join(fam.default_strategies)})."}}
+    for name, sch in fam.attr("params", "PARAMS", {}).items():
+        if name in fields or name in COMMON:
+            raise SkewbenchError(f"family '{family}': Param '{name}' clashes with a common field")
+        fields[name] = dict(sch)
+    return fields
 
 
 def params_schema() -> dict[str, dict[str, Any]]:
-    """JSON schema of every Param, with its default (the DAG builds its Params from this)."""
-    return {
+    """JSON schema of every Param, with its default and its form section (``section``)."""
+    fams = list(_families.families())
+    out: dict[str, dict[str, Any]] = {
         "datasets": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
-                     "description": "Catalog dataset names; empty = every entry of catalog_set."},
-        "catalog_set": {"type": "string", "enum": list(SETS), "default": "default",
+                     "description": "Catalog dataset names; empty = every entry of catalog_set.",
+                     "section": "Datasets"},
+        "catalog_set": {"type": "string", "enum": list(SETS), "default": "default", "section": "Datasets",
                         "description": "Scale: the catalog's default (small) or paper (papers' sizes) set."},
-        "families": {"type": "array", "items": {"type": "string", "enum": list(FAMILIES)}, "minItems": 1,
-                     "uniqueItems": True, "default": ["grouping"], "description": "Strategy families."},
-        "strategies": {"type": "array", "items": {"type": "string", "enum": all_strategies()}, "uniqueItems": True,
-                       "default": [], "description": "Strategies; empty = each family's defaults."},
-        "workers": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 10000}, "minItems": 1,
-                    "uniqueItems": True, "default": [5, 10, 50, 100], "description": "Worker counts n."},
-        "sources": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 1000}, "minItems": 1,
-                    "uniqueItems": True, "default": [5], "description": "Source counts s."},
-        "seeds": {"type": "integer", "minimum": 1, "maximum": 100, "default": 1,
+        "families": {"type": "array", "items": {"type": "string", "enum": fams}, "minItems": 1,
+                     "uniqueItems": True, "default": ["grouping"] if "grouping" in fams else fams[:1],
+                     "description": "Strategy families to run.", "section": "Families"},
+        "seeds": {"type": "integer", "minimum": 1, "maximum": 100, "default": 1, "section": "Families",
                   "description": "Hash seeds per grid cell."},
-        "provisioning": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 100000, "default": 100,
-                         "description": "Arrival rate as a percentage of the workers' capacity (100 = critical "
-                                        "load); empty = the datasets' own arrival times."},
     }
+    for fam in fams:
+        for name, sch in _family_fields(fam).items():
+            out[section_field(fam, name)] = {**sch, "section": f"{fam} family"}
+    return out
 
 
 def check_params(params: dict[str, Any]) -> dict[str, Any]:
     """Validate the run's parameters (again, after the trigger form) and resolve defaults.
 
-    Raises :class:`SkewbenchError` with one clear line; returns the resolved configuration.
+    Raises :class:`SkewbenchError` with one clear line; returns the resolved configuration:
+    the common fields, ``sections`` (family -> its fields without the prefix, strategies
+    resolved) and ``strategies_by_family``.
     """
     import jsonschema
 
     schema = params_schema()
-    known = set(schema)
-    unknown = set(params) - known
+    unknown = set(params) - set(schema)
     if unknown:
-        raise SkewbenchError(f"unknown parameter(s) {sorted(unknown)}; known: {sorted(known)}")
-    conf = {k: params.get(k, v["default"]) for k, v in schema.items()}
+        raise SkewbenchError(f"unknown parameter(s) {sorted(unknown)}; known: {sorted(schema)}")
+    values = {k: params.get(k, v["default"]) for k, v in schema.items()}
     for name, sch in schema.items():
         try:
-            jsonschema.validate(conf[name], {k: v for k, v in sch.items() if k not in ("default", "description")})
+            jsonschema.validate(values[name], {k: v for k, v in sch.items() if k not in _NOT_SCHEMA})
         except jsonschema.ValidationError as e:
             raise SkewbenchError(f"parameter '{name}': {e.message}") from None
+    conf = {k: values[k] for k in COMMON}
     from skewbench.datasets.catalog import load_catalog
 
     cat = load_catalog()
@@ -110,19 +129,23 @@ def check_params(params: dict[str, Any]) -> dict[str, Any]:
     conf["skipped_datasets"] = [e.name for e in entries if not e.available]
     if not conf["datasets"]:
         raise SkewbenchError("no dataset to run: every selected dataset's input is absent")
-    per_family = {}
+    sections: dict[str, dict[str, Any]] = {}
     for fam in conf["families"]:
-        f = FAMILIES[fam]
-        chosen = [s for s in conf["strategies"] if s in f.strategies] if conf["strategies"] else list(f.default_strategies)
-        per_family[fam] = chosen
-    stray = [s for s in conf["strategies"] if not any(s in FAMILIES[f].strategies for f in conf["families"])]
+        family = _families.get(fam)
+        section = {name: values[section_field(fam, name)] for name in _family_fields(fam)}
+        section["strategies"] = list(section["strategies"]) or list(family.default_strategies)
+        try:
+            family.attr("params", "check", lambda s: None)(section)
+        except SkewbenchError as e:
+            raise SkewbenchError(f"{fam} parameters: {e}") from None
+        sections[fam] = section
+    stray = [section_field(f, "strategies") for f in _families.families() if f not in conf["families"]
+             and params.get(section_field(f, "strategies"))]
     if stray:
-        raise SkewbenchError(f"strateg{'y' if len(stray) == 1 else 'ies'} {stray} belong to none of the "
-                             f"families {conf['families']}")
-    empty = [f for f, s in per_family.items() if not s]
-    if empty:
-        raise SkewbenchError(f"no strategy selected for famil{'y' if len(empty) == 1 else 'ies'} {empty}")
-    conf["strategies_by_family"] = per_family
+        raise SkewbenchError(f"strategies are given for {', '.join(stray)}, a family that is not selected in "
+                             f"'families' {conf['families']}")
+    conf["sections"] = sections
+    conf["strategies_by_family"] = {f: s["strategies"] for f, s in sections.items()}
     return conf
 
 
@@ -139,7 +162,7 @@ def prepare_dataset(name: str) -> dict[str, Any]:
     """Materialise one catalog dataset (kept when up to date) and validate it; fails on error."""
     from skewbench.datasets.catalog import load_catalog
     from skewbench.datasets.contract import open_dataset
-    from skewbench.datasets.pipeline import materialize
+    from skewbench.materialize import materialize
     from skewbench.errors import ValidationFailed
 
     entry = load_catalog().select([name])[0]
@@ -152,31 +175,38 @@ def prepare_dataset(name: str) -> dict[str, Any]:
             "tuples": meta["tuples"], "params": meta.get("catalog_params") or meta.get("params")}
 
 
-def plan_replays(conf: dict[str, Any], datasets: list[dict[str, Any]], out_root: str) -> list[dict[str, Any]]:
-    """One replay per (dataset, family): where it writes and the arguments of its Spark job."""
+def replay_args(family: str, section: dict[str, Any], dataset: str, out: str, seeds: int) -> list[str]:
+    """Arguments of ``spark_jobs/replay.py`` (also ``skewbench replay``) for one replay."""
+    fam = _families.get(family)
+    args = [family, "--dataset", dataset, "--out", out, "--overwrite",
+            "--strategies", ",".join(section["strategies"]), "--seeds", str(seeds)]
+    return [*args, *fam.attr("params", "job_args", lambda s: [])(section)]
+
+
+def plan_replays(conf: dict[str, Any], datasets: list[dict[str, Any]], out_root: str,
+                 family: str | None = None) -> list[dict[str, Any]]:
+    """One replay per (dataset, family), or per dataset of ``family``: where it writes and the
+    arguments of its Spark job."""
     plan = []
+    fams = [f for f in conf["families"] if family is None or f == family]
     for ds in sorted(datasets, key=lambda d: d["name"]):
-        for fam in conf["families"]:
-            f = FAMILIES[fam]
+        for fam in fams:
             out = str(Path(out_root) / _safe(ds["name"]) / fam)
             plan.append({
                 "dataset": ds["name"], "dataset_path": ds["path"], "fingerprint": ds["fingerprint"], "family": fam,
-                "out": out, "application": str(f.job_path),
-                "application_args": f.replay_args(ds["path"], out, conf["strategies_by_family"][fam],
-                                                  conf["workers"], conf["sources"], conf["seeds"],
-                                                  conf["provisioning"]),
+                "out": out, "application": str(replay_job()),
+                "application_args": replay_args(fam, conf["sections"][fam], ds["path"], out, conf["seeds"]),
             })
     return plan
 
 
 def validate_replay(item: dict[str, Any]) -> dict[str, Any]:
-    """Validate one replay's results with its family's suite; GE's JSON is kept beside them."""
-    import importlib
+    """Validate one replay's results with the results suite (its family's expectations); GE's
+    JSON is kept beside them."""
+    from skewbench.validation.results import validate_results
 
-    mod, fn = FAMILIES[item["family"]].validator.split(":")
-    validate = getattr(importlib.import_module(mod), fn)
     keep = Path(item["out"]).parent / f"{item['family']}-validation"
-    report = validate(item["out"], keep_dir=keep)
+    report = validate_results(item["out"], keep_dir=keep)
     report.raise_for_failure()
     return {"out": item["out"], "valid": True, "validation_dir": str(keep)}
 
@@ -189,8 +219,10 @@ def run_key(dag_id: str, run_id: str, family: str) -> str:
 def git_commit() -> str:
     import subprocess
 
+    from skewbench.settings import settings
+
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True,
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=settings().project, capture_output=True, text=True,
                               timeout=10).stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -222,20 +254,56 @@ def fail_tracking(families: list[str], dag_id: str, run_id: str, reason: str) ->
         fail_parent(default_tracking_uri(), fam, run_key(dag_id, run_id, fam), reason)
 
 
-def log_family(plan: list[dict[str, Any]], family: str, dag_id: str, run_id: str, logical_date: str) -> dict[str, Any]:
-    """Log one family's validated results of this run to MLflow (idempotent on retry)."""
-    from skewbench.tracking import default_tracking_uri, log_run
-
-    items = [p for p in plan if p["family"] == family]
-    return log_run([p["out"] for p in items], tracking_uri=default_tracking_uri(),
-                   run_key=run_key(dag_id, run_id, family), run_name=_run_name(family, run_id, logical_date),
-                   tags=_run_tags(dag_id, run_id, logical_date), report_title=f"skewbench {family}: {run_id}")
+def _logged_file(out_root: str, family: str) -> Path:
+    return Path(out_root) / f"mlflow-{_safe(family)}.json"
 
 
-def summarize(plan: list[dict[str, Any]], logged: list[dict[str, Any]], out_root: str) -> str:
-    """A text summary of the run (printed in the task log and by ``make run``), also saved."""
+def log_results(dirs: list[str], family: str, key: str, name: str, tags: dict[str, str],
+                title: str | None = None) -> dict[str, Any]:
+    """Render the report of one family's results directories and log both to MLflow under the
+    parent run ``key`` (idempotent: the same key updates the same runs)."""
+    import tempfile
+
+    from skewbench.reports import render_report, results_names
+    from skewbench.results import load_results
+    from skewbench.tracking import default_tracking_uri, find_parent, log_run
+
+    uri = default_tracking_uri()
+    names = results_names([m for _, m, _, _ in load_results(dirs)])
+    context: dict[str, Any] = {**tags, "skewbench.key": key, "skewbench.family": family, "run name": name}
+    found = find_parent(uri, family, key)
+    if found is not None:
+        context.update({"mlflow experiment": found[0], "mlflow run": found[1]})
+    with tempfile.TemporaryDirectory(prefix="skewbench-report-") as tmp:
+        report = render_report(dirs, Path(tmp) / "report.html", title or f"skewbench {family}: {name}", context,
+                               plots_dir=Path(tmp) / "plots")
+        return log_run(dirs, tracking_uri=uri, run_key=key, run_name=name, tags=tags, names=names,
+                       report=report, plots_dir=Path(tmp) / "plots")
+
+
+def log_family(plan: list[dict[str, Any]], family: str, dag_id: str, run_id: str, logical_date: str,
+               out_root: str | None = None) -> dict[str, Any]:
+    """Log one family's validated results of this run, with its report, to MLflow (idempotent
+    on retry).  With ``out_root``, what was logged is also saved there for the run's summary."""
+    dirs = [p["out"] for p in plan if p["family"] == family]
+    logged = log_results(dirs, family, run_key(dag_id, run_id, family), _run_name(family, run_id, logical_date),
+                         _run_tags(dag_id, run_id, logical_date), f"skewbench {family}: {run_id}")
+    logged = {"family": family, **logged}
+    if out_root is not None:
+        Path(out_root).mkdir(parents=True, exist_ok=True)
+        _logged_file(out_root, family).write_text(json.dumps({k: v for k, v in logged.items() if k != "children"},
+                                                             default=str) + "\n")
+    return logged
+
+
+def summarize(plan: list[dict[str, Any]], logged: list[dict[str, Any]] | None, out_root: str) -> str:
+    """A text summary of the run (printed in the task log and by ``make run``), also saved.
+
+    ``logged`` (what :func:`log_family` returned) defaults to what it saved under ``out_root``."""
     from skewbench.reports import render_markdown_summary
 
+    if logged is None:
+        logged = [json.loads(p.read_text()) for p in sorted(Path(out_root).glob("mlflow-*.json"))]
     text = render_markdown_summary([p["out"] for p in plan])
     lines = [text, "", f"results: {out_root}"]
     for entry in logged:
@@ -248,8 +316,28 @@ def summarize(plan: list[dict[str, Any]], logged: list[dict[str, Any]], out_root
     return out
 
 
+def family_of_job(application_args: Any) -> str | None:
+    """The family a replay job runs (its first argument), or None."""
+    if isinstance(application_args, str):
+        try:
+            application_args = json.loads(application_args)
+        except ValueError:
+            import ast
+
+            try:
+                application_args = ast.literal_eval(application_args)
+            except (ValueError, SyntaxError):
+                return None
+    if isinstance(application_args, (list, tuple)) and application_args:
+        first = str(application_args[0])
+        return first if first in _families.families() else None
+    return None
+
+
 def mlflow_ui() -> str:
-    return os.environ.get("SKEWBENCH_MLFLOW_UI", "http://127.0.0.1:5000").rstrip("/")
+    from skewbench.settings import settings
+
+    return settings().mlflow_ui
 
 
 def dumps(obj: Any) -> str:

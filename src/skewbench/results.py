@@ -6,16 +6,23 @@ A results directory::
     OUT/
       _manifest.json     family, dataset (path, name, fingerprint), grid, configuration,
                          skewbench version, row counts; present only once the results are complete
-      summary.parquet    one row per grid cell (strategy x workers x sources x parameters x seed)
+      summary.parquet    one row per grid cell (strategy x coordinates x parameters x seed)
       series.parquet     one row per grid cell and metrics window
 
 Both tables are written to a staging directory beside ``OUT`` and renamed into place, so a
 failed or retried replay never leaves half a result.
 
-The columns of each family are defined below (:data:`SCHEMAS`) and documented in
-``docs/results.md``; the grouping family's metrics are defined in
-:mod:`skewbench.grouping.engine`.  ``cell_id`` (16 hex digits) is a hash of the cell's strategy,
-workers, sources, seed and parameters: it names the cell across runs.
+A family describes its tables once, in its ``schema`` module: ``COORDINATES`` (the grid's axes
+besides strategy and seed, e.g. ``("workers", "sources")``), ``COLUMNS`` (:class:`Column`: every
+column that is not a metric), ``METRICS`` (:class:`Metric`: name, meaning, unit, direction,
+bounds, windowed, log axis, ...) and the column order of each table (``SUMMARY``, ``SERIES``).
+From that description come the Arrow schemas (:func:`schemas`), the Great Expectations bounds,
+the report's labels, MLflow's series and ``docs/results.md`` (:func:`render_docs`).
+``cell_id`` (16 hex digits) is a hash of the cell's strategy, coordinates, seed and parameters:
+it names the cell across runs.
+
+This module asks the families registry for a family's schema module by name; it imports no
+family package.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import json
 import os
 import shutil
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -31,59 +39,201 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from skewbench import __version__
+from skewbench import families as _families
 from skewbench.datasets.contract import replace_dir
 from skewbench.errors import SkewbenchError
 
 RESULTS_VERSION = 1
 MANIFEST = "_manifest.json"
+TABLES = ("summary", "series")
 
-_i64, _f64, _str = pa.int64(), pa.float64(), pa.string()
-_list_i64 = pa.list_(pa.int64())
-
-GROUPING_SUMMARY = pa.schema([
-    ("cell_id", _str), ("dataset", _str), ("dataset_fingerprint", _str), ("tuples", _i64), ("keys", _i64),
-    ("strategy", _str), ("workers", _i64), ("sources", _i64), ("seed", _i64), ("params", _str),
-    ("time_mode", _str), ("provisioning", _f64),
-    ("imbalance", _f64), ("imbalance_rel", _f64), ("imbalance_abs", _f64), ("imbalance_avg", _f64),
-    ("load_max", _f64), ("load_min", _f64), ("worker_tuples", _list_i64), ("worker_head_tuples", _list_i64),
-    ("latency_mean", _f64), ("latency_p50", _f64), ("latency_p95", _f64), ("latency_p99", _f64),
-    ("latency_max", _f64), ("latency_min", _f64), ("latency_cdf", pa.list_(_f64)),
-    ("latency_worker_mean_max", _f64), ("exec_mean", _f64),
-    ("queue_delay_mean", _f64), ("throughput", _f64),
-    ("latency_mean_rr", _f64), ("speedup_vs_rr", _f64), ("gain_vs_rr", _f64),
-    ("pairs", _i64), ("replication", _f64), ("replicas_max", _i64), ("replicas_head_mean", _f64),
-    ("head_keys_true", _i64), ("stats", _str),
-    ("route_seconds", _f64), ("sim_tuples_per_s", _f64), ("wall_seconds", _f64),
-])
-
-GROUPING_SERIES = pa.schema([
-    ("cell_id", _str), ("strategy", _str), ("workers", _i64), ("sources", _i64), ("seed", _i64),
-    ("window", _i64), ("seq_start", _i64), ("seq_end", _i64), ("tuples", _i64),
-    ("imbalance_cum", _f64), ("imbalance_win", _f64),
-    ("worker_tuples_cum", _list_i64), ("worker_tuples_win", _list_i64),
-    ("latency_mean", _f64), ("latency_p50", _f64), ("latency_p95", _f64), ("latency_p99", _f64),
-    ("latency_max", _f64), ("stats", _str),
-])
-
-#: family -> (summary schema, series schema)
-SCHEMAS: dict[str, tuple[pa.Schema, pa.Schema]] = {
-    "grouping": (GROUPING_SUMMARY, GROUPING_SERIES),
+_TYPES: dict[str, pa.DataType] = {
+    "int64": pa.int64(), "float64": pa.float64(), "string": pa.string(),
+    "list<int64>": pa.list_(pa.int64()), "list<float64>": pa.list_(pa.float64()),
 }
 
-#: columns that vary between runs on the same inputs (timings); everything else is deterministic
-TIMING_COLUMNS = ("route_seconds", "sim_tuples_per_s", "wall_seconds")
+
+@dataclass(frozen=True)
+class Column:
+    """A results column that is not a metric (a coordinate, a parameter, a list, JSON text)."""
+
+    name: str
+    dtype: str
+    meaning: str
+    table: str = "summary"  # "summary", "series" or "both"
+    #: bounds checked by validation (None: unbounded), open when ``strict``
+    bounds: tuple[float | None, float | None] = (None, None)
+    strict: tuple[bool, bool] = (False, False)
+    nullable: bool = False
+    #: logged to MLflow as a param of the cell's run (not a metric)
+    param: bool = False
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measured quantity of a cell (summary) or of a cell's window (series).
+
+    ``label`` is the short name of tables and axes, ``meaning`` one sentence; ``unit`` is shown
+    after the label when not empty.  ``higher_is_better`` is None for descriptive quantities.
+    ``bounds`` (``strict``: open) are checked by validation.  ``windowed`` series metrics are
+    logged to MLflow per window (step = window index).  ``log_axis``: plot on a log scale.
+    ``timing``: varies between runs on the same inputs (logged as ``time.<name>``, excluded from
+    determinism checks).  ``headline``: a column of the report's summary table, formatted by
+    ``fmt`` (``g``: 3 significant digits, ``fN``: N decimals).  ``not_null_if``: a pandas row
+    condition under which the value may not be null (None: never null).
+    """
+
+    name: str
+    meaning: str
+    unit: str = ""
+    higher_is_better: bool | None = None
+    bounds: tuple[float | None, float | None] = (None, None)
+    strict: tuple[bool, bool] = (False, False)
+    windowed: bool = False
+    log_axis: bool = False
+    table: str = "summary"
+    dtype: str = "float64"
+    label: str = ""
+    timing: bool = False
+    headline: bool = False
+    fmt: str = "g"
+    not_null_if: str | None = None
+
+    @property
+    def header(self) -> str:
+        label = self.label or self.name
+        return f"{label} ({self.unit})" if self.unit else label
+
+
+#: columns every family's summary carries (a family lists them in its own order)
+COMMON_COLUMNS = (
+    Column("cell_id", "string", "the cell's id: a hash of strategy, coordinates, seed and parameters", "both"),
+    Column("dataset", "string", "the dataset's name (null for unnamed datasets)", nullable=True, param=True),
+    Column("dataset_fingerprint", "string", "the replayed dataset's fingerprint", param=True),
+    Column("strategy", "string", "the strategy's name in its family's table", "both"),
+    Column("seed", "int64", "the hash seed of the cell", "both", bounds=(0, None)),
+    Column("params", "string", "every strategy parameter as used (JSON object)"),
+)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A family's results description (from its ``schema`` module)."""
+
+    family: str
+    coordinates: tuple[str, ...]
+    columns: dict[str, Column]
+    metrics: dict[str, Metric]
+    summary_order: tuple[str, ...]
+    series_order: tuple[str, ...]
+    run_name: str = ""
+
+    def field(self, table: str, name: str) -> Column | Metric:
+        m = self.metrics.get(f"{table}:{name}")
+        return m if m is not None else self.columns[name]
+
+    def order(self, table: str) -> tuple[str, ...]:
+        return self.summary_order if table == "summary" else self.series_order
+
+    def arrow(self, table: str) -> pa.Schema:
+        return pa.schema([(n, _TYPES[self.field(table, n).dtype]) for n in self.order(table)])
+
+    def table_metrics(self, table: str) -> list[Metric]:
+        return [self.metrics[f"{table}:{n}"] for n in self.order(table) if f"{table}:{n}" in self.metrics]
+
+    def fields(self, table: str) -> list[Column | Metric]:
+        return [self.field(table, n) for n in self.order(table)]
+
+    @property
+    def timing_columns(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.table_metrics("summary") if m.timing)
+
+    @property
+    def windowed(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.table_metrics("series") if m.windowed)
+
+    @property
+    def param_columns(self) -> tuple[str, ...]:
+        """Summary columns logged as MLflow params: the cell's coordinates and descriptive columns."""
+        fixed = ("strategy", *self.coordinates, "seed", "dataset", "dataset_fingerprint")
+        extra = tuple(n for n in self.summary_order if n in self.columns and self.columns[n].param and n not in fixed)
+        return fixed + extra
+
+    def cell_name(self, row: Mapping[str, Any]) -> str:
+        """A readable name of a cell's summary row (MLflow run names)."""
+        fmt = self.run_name or ("{strategy} " + " ".join(f"{c}={{{c}}}" for c in self.coordinates) + " seed={seed}")
+        return fmt.format(**row)
+
+    @property
+    def headline(self) -> list[Metric]:
+        return [m for m in self.table_metrics("summary") if m.headline]
+
+
+def build_schema(family: str, module: Any) -> Schema:
+    """A :class:`Schema` from a family's ``schema`` module; checks that it is complete."""
+    columns = {c.name: c for c in (*COMMON_COLUMNS, *getattr(module, "COLUMNS", ()))}
+    metrics: dict[str, Metric] = {}
+    for m in module.METRICS:
+        key = f"{m.table}:{m.name}"
+        if key in metrics:
+            raise SkewbenchError(f"family '{family}': metric {key} described twice")
+        metrics[key] = m
+    summary, series = tuple(module.SUMMARY), tuple(module.SERIES)
+    for table, order in (("summary", summary), ("series", series)):
+        if len(set(order)) != len(order):
+            raise SkewbenchError(f"family '{family}': a {table} column is listed twice")
+        for n in order:
+            if f"{table}:{n}" not in metrics and n not in columns:
+                raise SkewbenchError(f"family '{family}': {table} column '{n}' is neither a Column nor a Metric")
+    for key in metrics:
+        table, _, n = key.partition(":")
+        if n not in (summary if table == "summary" else series):
+            raise SkewbenchError(f"family '{family}': metric {key} is not in its table's column order")
+    coords = tuple(getattr(module, "COORDINATES", ()))
+    for c in ("cell_id", "strategy", "seed", *coords):
+        if c not in summary or c not in series:
+            raise SkewbenchError(f"family '{family}': both tables need the column '{c}'")
+    return Schema(family, coords, columns, metrics, summary, series, getattr(module, "RUN_NAME", ""))
+
+
+_SCHEMAS: dict[str, Schema] = {}
+
+
+def schema(family: str) -> Schema:
+    """The results schema of ``family`` (from its ``schema`` module)."""
+    if family not in _SCHEMAS:
+        _SCHEMAS[family] = build_schema(family, _families.get(family).module("schema"))
+    return _SCHEMAS[family]
+
+
+def schemas(family: str) -> tuple[pa.Schema, pa.Schema]:
+    """(summary, series) Arrow schemas of ``family``."""
+    s = schema(family)
+    return s.arrow("summary"), s.arrow("series")
+
+
+def json_dict(text: Any) -> dict[str, Any]:
+    """A JSON object column value (params, stats) as a dict; anything else, or malformed JSON, {}."""
+    if isinstance(text, dict):
+        return text
+    if not isinstance(text, str) or not text:
+        return {}
+    try:
+        v = json.loads(text)
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}
 
 
 def write_results(out_dir: str | os.PathLike, family: str, summary: Sequence[Mapping[str, Any]],
                   series: Sequence[Mapping[str, Any]], manifest: Mapping[str, Any],
                   overwrite: bool = False) -> dict[str, Any]:
     """Write a results directory atomically; returns the manifest written."""
-    if family not in SCHEMAS:
-        raise SkewbenchError(f"unknown results family '{family}'")
+    _families.get(family)  # unknown families fail here
     out = Path(out_dir).absolute()
     if out.exists() and not overwrite:
         raise SkewbenchError(f"{out} already exists; pass --overwrite to replace it")
-    s_schema, t_schema = SCHEMAS[family]
+    s_schema, t_schema = schemas(family)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:12]}"
     tmp.mkdir()
@@ -111,3 +261,71 @@ def read_results(path: str | os.PathLike) -> tuple[dict[str, Any], pa.Table, pa.
         return manifest, pq.read_table(p / "summary.parquet"), pq.read_table(p / "series.parquet")
     except (OSError, ValueError, pa.ArrowException) as e:
         raise SkewbenchError(f"{p}: cannot read results: {e}") from None
+
+
+def load_results(results_dirs: Sequence[str | os.PathLike] | str | os.PathLike
+                 ) -> list[tuple[Path, dict, pa.Table, pa.Table]]:
+    """(path, manifest, summary, series) of each results directory (one path or several)."""
+    if isinstance(results_dirs, (str, os.PathLike)):
+        results_dirs = [results_dirs]
+    out = []
+    for d in results_dirs:
+        m, s, t = read_results(d)
+        out.append((Path(d), m, s, t))
+    if not out:
+        raise SkewbenchError("no results directories given")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# docs/results.md
+
+
+def _bounds_text(f: Column | Metric) -> str:
+    lo, hi = f.bounds
+    if lo is None and hi is None:
+        return ""
+    left = "–∞" if lo is None else f"{lo:g}"
+    right = "∞" if hi is None else f"{hi:g}"
+    return f"{'(' if lo is None or f.strict[0] else '['}{left}, {right}{')' if hi is None or f.strict[1] else ']'}"
+
+
+def render_docs(family_names: Sequence[str] | None = None) -> str:
+    """``docs/results.md``: the results contract and every family's tables, from the schemas."""
+    names = list(family_names or _families.families())
+    out = ["# Results", "",
+           "<!-- generated by `make docs` (`skewbench results doc`) from each family's schema module; do not edit -->", "",
+           "A replay writes a results directory (`skewbench.results`):", "",
+           "```", "OUT/",
+           "  _manifest.json    family, dataset (path, name, fingerprint, tuples), grid cells, configuration,",
+           "                    engine, skewbench version, row counts; written last (its presence = complete)",
+           "  summary.parquet   one row per grid cell",
+           "  series.parquet    one row per grid cell and metrics window", "```", "",
+           "Both tables are written to a staging directory and renamed into place. `cell_id` is a hash of the "
+           "cell's strategy, coordinates, seed and parameters, stable across runs. Columns marked *timing* vary "
+           "between runs on the same inputs; every other value is bit-identical for the same dataset, grid and "
+           "configuration, on any engine and parallelism. Bounds are checked by the Great Expectations suite "
+           "of the results; *windowed* metrics are logged to MLflow per window (step = window index).", ""]
+    for name in names:
+        s = schema(name)
+        fam = _families.get(name)
+        notes = (fam.module("schema").__doc__ or "").strip()
+        out += [f"## {name}", "", fam.description, "", *([notes, ""] if notes else []),
+                f"Grid coordinates: strategy, {', '.join(s.coordinates) or '–'}, seed (and the strategy's "
+                f"parameters).", ""]
+        for table in TABLES:
+            out += [f"### {table}.parquet", "",
+                    "| column | type | meaning | unit | better | bounds | notes |",
+                    "|---|---|---|---|---|---|---|"]
+            for f in s.fields(table):
+                if isinstance(f, Metric):
+                    better = {True: "higher", False: "lower", None: ""}[f.higher_is_better]
+                    notes = ", ".join(x for x, on in (("timing", f.timing), ("windowed", f.windowed),
+                                                     ("log axis", f.log_axis), ("report table", f.headline)) if on)
+                    out.append(f"| `{f.name}` | {f.dtype} | {f.meaning} | {f.unit} | {better} | "
+                               f"{_bounds_text(f)} | {notes} |")
+                else:
+                    notes = "nullable" if f.nullable else ""
+                    out.append(f"| `{f.name}` | {f.dtype} | {f.meaning} | | | {_bounds_text(f)} | {notes} |")
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"

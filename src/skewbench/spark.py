@@ -5,10 +5,9 @@ between the JVM and Python ran at about 2M rows/s here while numpy generates and
 tens of millions per second per core, so each Spark task generates its blocks and writes its
 Parquet parts itself, and returns only a few numbers per part to the driver.
 
-Environment:
+Environment (:mod:`skewbench.settings`): ``SKEWBENCH_SPARK_MASTER`` (default ``local[*]``),
+``SKEWBENCH_SPARK_UI``, ``SKEWBENCH_SPARK_SHUFFLE_PARTITIONS``, ``SKEWBENCH_SPARK_DRIVER_MEMORY``;
 
-``SKEWBENCH_SPARK_MASTER``
-    Spark master URL (default ``local[*]``).
 ``PYSPARK_PYTHON``
     The workers' Python; defaults to this interpreter so workers see the same packages.
 """
@@ -32,6 +31,9 @@ def get_spark(master: str | None = None, app_name: str = "skewbench", conf: Mapp
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
+    from skewbench.settings import settings
+
+    cfg = settings()
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
@@ -39,13 +41,13 @@ def get_spark(master: str | None = None, app_name: str = "skewbench", conf: Mapp
     # under spark-submit (which hands its Python driver a gateway port) the master comes from
     # spark-submit's --master: never override it
     if master is not None or "PYSPARK_GATEWAY_PORT" not in os.environ:
-        builder = builder.master(master or os.environ.get("SKEWBENCH_SPARK_MASTER", "local[*]"))
+        builder = builder.master(master or cfg.spark_master)
     builder = (builder
-               .config("spark.ui.enabled", os.environ.get("SKEWBENCH_SPARK_UI", "false"))
+               .config("spark.ui.enabled", cfg.spark_ui)
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.shuffle.partitions", os.environ.get("SKEWBENCH_SPARK_SHUFFLE_PARTITIONS", "16"))
-               .config("spark.driver.memory", os.environ.get("SKEWBENCH_SPARK_DRIVER_MEMORY", "4g"))
+               .config("spark.sql.shuffle.partitions", cfg.spark_shuffle_partitions)
+               .config("spark.driver.memory", cfg.spark_driver_memory)
                .config("spark.python.worker.reuse", "true"))
     for k, v in (conf or {}).items():
         builder = builder.config(k, v)
@@ -99,26 +101,6 @@ def run_tasks(spark, fn: Callable[[int], Any], n_tasks: int, description: str = 
     return result["value"]
 
 
-def spark_executor(spark, partitions: int | None = None, progress: Callable[[str], None] | None = None):
-    """An executor for :func:`skewbench.grouping.engine.replay`: the items dealt to Spark tasks.
-
-    Item ``i`` goes to task ``i mod P`` (so cells of every size are spread over the tasks), with
-    ``P = partitions`` or, by default, twice the cluster's default parallelism: a Spark task costs
-    tens of milliseconds to schedule, more than many small replay items.  Results come back in
-    item order whatever ``P`` is.
-    """
-
-    def execute(fn: Callable[[Any], Any], items: Sequence[Any], description: str = "") -> list[Any]:
-        items = list(items)
-        if not items:
-            return []
-        p = max(1, min(len(items), partitions or 2 * spark.sparkContext.defaultParallelism))
-        dealt = run_tasks(spark, lambda t: [fn(items[i]) for i in range(t, len(items), p)], p, description)
-        return [dealt[i % p][i // p] for i in range(len(items))]
-
-    return execute
-
-
 def generate_on_spark(spark, spec: StreamSpec, out_dir: str | os.PathLike, partitions: int | None = None,
                       name: str | None = None, overwrite: bool = False,
                       progress: Callable[[int], None] | None = None) -> dict[str, Any]:
@@ -150,4 +132,4 @@ def generate_on_spark(spark, spec: StreamSpec, out_dir: str | os.PathLike, parti
         raise
 
 
-__all__: Sequence[str] = ["get_spark", "run_tasks", "spark_executor", "generate_on_spark"]
+__all__: Sequence[str] = ["get_spark", "run_tasks", "generate_on_spark"]

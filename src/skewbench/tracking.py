@@ -8,22 +8,24 @@ Layout
   task finds and updates the same run.  Tags: the caller's (DAG id, run id, logical date, git
   commit, ...), ``skewbench.family``, ``skewbench.dataset_fingerprints``, ``skewbench.datasets``.
   Artifacts: ``results/<name>/`` (``summary.parquet``, ``series.parquet``, ``_manifest.json``),
-  ``plots/<name>/*.png`` and ``report.html`` (:func:`skewbench.reports.render_report`), where
-  ``<name>`` is the dataset's name (:func:`skewbench.reports.results_names`).
+  and, when the caller hands them over, ``report.html`` and ``plots/<name>/*.png`` (rendered by
+  the caller, e.g. with :func:`skewbench.reports.render_report`), where ``<name>`` is given by
+  the caller per results directory (e.g. :func:`skewbench.reports.results_names`).
 * One **nested child run per (dataset, grid cell)**, tag ``skewbench.key =
   <run_key>/<fingerprint[:12]>/<cell_id>``, found among the parent's children the same way.
 
-  - Params: ``strategy``, ``workers``, ``sources``, ``seed``, ``dataset``,
-    ``dataset_fingerprint``, ``time_mode``, ``provisioning``, every strategy parameter as used
+  - Params: the family's param columns (:attr:`skewbench.results.Schema.param_columns`: strategy,
+    coordinates, seed, dataset, fingerprint, descriptive columns such as grouping's ``time_mode``
+    and ``provisioning``), every strategy parameter as used
     (``p.<name>``), and the replay configuration's non-null entries (``c.<name>``).  MLflow
     never changes a param's value: only params not already present are logged, and a different
     value already present (the same run key used for other results) raises
     :class:`SkewbenchError` before anything is written.
-  - Final metrics (step 0): every numeric summary column but the cell's coordinates; the
-    timing columns as ``time.<column>``; the numeric entries of ``stats`` as ``s.<name>``.
-  - Step metrics (step = window index): ``window.imbalance_cum``, ``window.imbalance_win``,
-    ``window.latency_mean``, ``window.latency_p99`` and ``window.s.<name>`` for the numeric
-    entries of the window's ``stats``.
+  - Final metrics (step 0): every numeric summary column but the params; the timing metrics as
+    ``time.<column>``; the numeric entries of ``stats`` as ``s.<name>``.
+  - Step metrics (step = window index): ``window.<name>`` for the family's *windowed* series
+    METRICS (grouping: ``imbalance_cum``, ``imbalance_win``, ``latency_mean``, ``latency_p99``)
+    and ``window.s.<name>`` for the numeric entries of the window's ``stats``.
 
   NaN and infinite values are skipped.  Deterministic metrics carry the run's start time as
   timestamp; timing metrics the current time (so the latest is the one shown).  Logging the
@@ -32,7 +34,8 @@ Layout
   exact duplicates (same key, value, step and timestamp).
 
 MLflow is imported inside the functions (it is slow to import) and its loggers are set to
-WARNING.  This module never imports Airflow.
+WARNING.  What to log comes from the results contract (:mod:`skewbench.results`); this module
+imports neither the reports nor Airflow.
 """
 
 from __future__ import annotations
@@ -42,7 +45,6 @@ import logging
 import math
 import os
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -50,23 +52,19 @@ from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
 from skewbench.errors import SkewbenchError
+from skewbench.results import json_dict, load_results, schema
 
 EXPERIMENT_PREFIX = "skewbench-"
 KEY_TAG = "skewbench.key"
 PARENT_TAG = "mlflow.parentRunId"
-#: step metrics taken from series.parquet (logged as window.<column>)
 #: MLflow 3's UI opens an experiment of this kind on its runs table and metric charts (model
 #: training view) rather than on the GenAI traces view
 EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
-SERIES_METRICS = ("imbalance_cum", "imbalance_win", "latency_mean", "latency_p99")
 SERIES_PREFIX = "window."
 STATS_PREFIX = "s."
 TIME_PREFIX = "time."
 PARAM_PREFIX = "p."
 CONFIG_PREFIX = "c."
-#: summary columns logged as params (not metrics)
-PARAM_COLUMNS = ("strategy", "workers", "sources", "seed", "dataset", "dataset_fingerprint", "time_mode",
-                 "provisioning")
 #: configuration entries that do not change results (not logged)
 CONFIG_SKIP = ("queue_groups",)
 
@@ -77,20 +75,12 @@ _MAX_METRICS, _MAX_PARAMS_TAGS, _MAX_PARAM_LEN, _MAX_TAG_LEN = 1000, 100, 6000, 
 # configuration
 
 
-def project_root() -> Path:
-    """The source checkout holding this package (``pyproject.toml`` two levels above ``src/``),
-    or the current directory for an installed package."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / "pyproject.toml").exists() else Path.cwd()
-
-
 def default_tracking_uri() -> str:
-    """``$SKEWBENCH_TRACKING_URI``, else a SQLite store in ``<project>/.skewbench/mlflow/mlflow.db``
-    (artifacts in ``.skewbench/mlflow/artifacts``)."""
-    uri = os.environ.get("SKEWBENCH_TRACKING_URI")
-    if uri:
-        return uri
-    return "sqlite:///" + str(project_root() / ".skewbench" / "mlflow" / "mlflow.db")
+    """``$SKEWBENCH_TRACKING_URI``, else a SQLite store in ``<state>/mlflow/mlflow.db``
+    (:mod:`skewbench.settings`)."""
+    from skewbench.settings import settings
+
+    return settings().tracking_uri
 
 
 def _sqlite_path(tracking_uri: str) -> Path | None:
@@ -231,19 +221,6 @@ def _number(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def json_dict(text: Any) -> dict[str, Any]:
-    """A JSON object (or a dict) as a dict; anything else, or malformed JSON, as {}."""
-    if isinstance(text, dict):
-        return text
-    if not isinstance(text, str) or not text:
-        return {}
-    try:
-        v = json.loads(text)
-    except ValueError:
-        return {}
-    return v if isinstance(v, dict) else {}
-
-
 def _tag_value(v: Any) -> str:
     return str(_py(v))[:_MAX_TAG_LEN]
 
@@ -261,9 +238,10 @@ def _artifact_path(run, rel: str) -> str:
 # what a cell logs
 
 
-def cell_params(row: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, str]:
+def cell_params(row: Mapping[str, Any], config: Mapping[str, Any],
+                param_columns: Sequence[str]) -> dict[str, str]:
     """The params of a child run, from its summary row and the replay configuration."""
-    params = {c: _param_value(row[c]) for c in PARAM_COLUMNS if c in row}
+    params = {c: _param_value(row[c]) for c in param_columns if c in row}
     for k, v in sorted(json_dict(row.get("params")).items()):
         params[_name(PARAM_PREFIX + k)] = _param_value(v)
     for k, v in sorted((config or {}).items()):
@@ -272,12 +250,12 @@ def cell_params(row: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, 
     return params
 
 
-def cell_metrics(row: Mapping[str, Any], numeric_columns: Sequence[str],
-                 timing_columns: Sequence[str]) -> tuple[dict[str, float], dict[str, float]]:
+def cell_metrics(row: Mapping[str, Any], numeric_columns: Sequence[str], timing_columns: Sequence[str],
+                 param_columns: Sequence[str]) -> tuple[dict[str, float], dict[str, float]]:
     """(deterministic, timing) final metrics of a child run from its summary row."""
     det, timing = {}, {}
     for c in numeric_columns:
-        if c in PARAM_COLUMNS:
+        if c in param_columns:
             continue
         v = _number(row.get(c))
         if v is None:
@@ -293,12 +271,12 @@ def cell_metrics(row: Mapping[str, Any], numeric_columns: Sequence[str],
     return det, timing
 
 
-def series_metrics(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, float, int]]:
-    """(key, value, step) of a cell's windows."""
+def series_metrics(rows: Iterable[Mapping[str, Any]], windowed: Sequence[str]) -> list[tuple[str, float, int]]:
+    """(key, value, step) of a cell's windows: the ``windowed`` series metrics and ``stats``."""
     out = []
     for r in rows:
         step = int(r["window"])
-        for c in SERIES_METRICS:
+        for c in windowed:
             v = _number(r.get(c))
             if v is not None:
                 out.append((SERIES_PREFIX + c, v, step))
@@ -348,25 +326,29 @@ def find_run(tracking_uri: str, family: str, run_key: str) -> str | None:
 
 
 def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run_key: str, run_name: str,
-            tags: Mapping[str, str], report_title: str | None = None) -> dict[str, Any]:
+            tags: Mapping[str, str], names: Sequence[str] | None = None,
+            report: str | os.PathLike | None = None, plots_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     """Log one pipeline run's results directories (one family) to MLflow, idempotently.
 
-    Returns ``{"experiment_id", "parent_run_id", "children": {key: run_id}, "report": path}``;
-    ``report`` is the local path of ``report.html`` in a ``file:`` artifact store, else its URI.
+    ``names`` name each results directory's artifacts (default: its dataset's name, numbered
+    when repeated); ``report`` is a rendered HTML report logged as ``report.html``;
+    ``plots_dir/<name>/*.png`` are logged as ``plots/<name>/``.  Returns ``{"experiment_id",
+    "parent_run_id", "children": {key: run_id}, "report": path}``; ``report`` is the local path of
+    ``report.html`` in a ``file:`` artifact store, else its URI (None when none was given).
     """
     import pyarrow as pa
     from mlflow.entities import Metric, Param, RunStatus, RunTag
 
-    from skewbench import reports
-    from skewbench.results import TIMING_COLUMNS
-
     _check_key(run_key)
-    loaded = reports.load_results(results_dirs)
+    loaded = load_results(results_dirs)
     families = sorted({str(m.get("family")) for _, m, _, _ in loaded})
     if len(families) != 1:
         raise SkewbenchError(f"log_run: one family per call (one experiment), got {families}")
     family = families[0]
-    names = reports.results_names([m for _, m, _, _ in loaded])
+    sch = schema(family)
+    names = list(names) if names is not None else _default_names([m for _, m, _, _ in loaded])
+    if len(names) != len(loaded) or len(set(names)) != len(names):
+        raise SkewbenchError("log_run: one unique name per results directory")
     fingerprints = [str((m.get("dataset") or {}).get("fingerprint", "")) for _, m, _, _ in loaded]
 
     # what each child run holds, checked before anything is written
@@ -380,15 +362,14 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
         for r in series.to_pylist():
             by_cell.setdefault(r["cell_id"], []).append(r)
         for row in summary.to_pylist():
-            det, timing = cell_metrics(row, numeric, TIMING_COLUMNS)
+            det, timing = cell_metrics(row, numeric, sch.timing_columns, sch.param_columns)
             cells.append({
                 "key": f"{run_key}/{fp[:12]}/{row['cell_id']}",
-                "name": (f"{ds.get('name', '?')} {row['strategy']} n={row['workers']} s={row['sources']} "
-                         f"seed={row['seed']}"),
+                "name": f"{ds.get('name', '?')} {sch.cell_name(row)}",
                 "tags": {"skewbench.cell_id": row["cell_id"], "skewbench.dataset": str(ds.get("name", "")),
                          "skewbench.dataset_fingerprint": fp, "skewbench.strategy": str(row["strategy"])},
-                "params": cell_params(row, config), "final": det, "timing": timing,
-                "steps": series_metrics(by_cell.get(row["cell_id"], []))})
+                "params": cell_params(row, config, sch.param_columns), "final": det, "timing": timing,
+                "steps": series_metrics(by_cell.get(row["cell_id"], []), sch.windowed)})
     keys = [c["key"] for c in cells]
     if len(set(keys)) != len(keys):
         dup = sorted({k for k in keys if keys.count(k) > 1})
@@ -446,19 +427,13 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
             client.set_terminated(rid, RunStatus.to_string(RunStatus.FINISHED))
             children[key] = rid
 
-        with tempfile.TemporaryDirectory(prefix="skewbench-mlflow-") as tmp:
-            work = Path(tmp)
-            context = dict(parent_tags)
-            context.update({"run name": run_name, "mlflow experiment": f"{exp.name} ({eid})", "mlflow run": pid})
-            report = reports.render_report([p for p, _, _, _ in loaded], work / "report.html",
-                                           report_title or f"skewbench {family}: {run_name}", context,
-                                           plots_dir=work / "plots")
-            for (path, _, _, _), name in zip(loaded, names):
-                for f in ("summary.parquet", "series.parquet", "_manifest.json"):
-                    client.log_artifact(pid, str(path / f), f"results/{name}")
-                plots = work / "plots" / name
-                if plots.is_dir() and any(plots.iterdir()):
-                    client.log_artifacts(pid, str(plots), f"plots/{name}")
+        for (path, _, _, _), name in zip(loaded, names):
+            for f in ("summary.parquet", "series.parquet", "_manifest.json"):
+                client.log_artifact(pid, str(path / f), f"results/{name}")
+            plots = Path(plots_dir) / name if plots_dir is not None else None
+            if plots is not None and plots.is_dir() and any(plots.iterdir()):
+                client.log_artifacts(pid, str(plots), f"plots/{name}")
+        if report is not None:
             client.log_artifact(pid, str(report))
         client.set_terminated(pid, RunStatus.to_string(RunStatus.FINISHED))
     except BaseException:
@@ -468,7 +443,17 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
             pass
         raise
     return {"experiment_id": eid, "parent_run_id": pid, "children": children,
-            "report": _artifact_path(client.get_run(pid), "report.html")}
+            "report": _artifact_path(client.get_run(pid), Path(report).name) if report is not None else None}
+
+
+def _default_names(manifests: Sequence[Mapping[str, Any]]) -> list[str]:
+    names = [_name(str((m.get("dataset") or {}).get("name") or "dataset")).replace("/", "_") for m in manifests]
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n}-{seen[n]}")
+    return out
 
 
 def open_parent(tracking_uri: str, family: str, run_key: str, run_name: str,

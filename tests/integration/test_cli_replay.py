@@ -13,7 +13,8 @@ import pytest
 
 from skewbench.datasets.contract import DatasetWriter
 from skewbench.datasets.generators import StreamSpec, generate
-from skewbench.results import TIMING_COLUMNS
+from skewbench.results import schema
+TIMING_COLUMNS = schema("grouping").timing_columns
 
 BIN = Path(sys.executable).parent / "skewbench"
 
@@ -48,7 +49,7 @@ def test_json_output_has_one_row_per_cell_and_seed(dataset, tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--strategies", "kg,nope"], "unknown strategy 'nope'"),
+    (["--strategies", "kg,nope"], "unknown grouping strategy 'nope'"),
     (["--workers", "0"], "workers"),
     (["--workers", "five"], "--workers"),
     (["--param", "dc.theta"], "--param"),

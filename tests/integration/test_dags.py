@@ -42,23 +42,28 @@ def test_dags_import_cleanly_with_tags_retries_and_docs(dags_info):
 
 
 def test_nightly_task_graph(dags_info):
+    """One task group per family: its validation waits only for its own replays."""
     t = dags_info["dags"]["skewbench_nightly"]["tasks"]
-    assert t["check_params"]["downstream"] == ["dataset_names", "log_to_mlflow", "mark_failed", "open_tracking",
-                                              "plan", "report"]
-    assert t["open_tracking"]["downstream"] == ["replay"]
+    assert t["check_params"]["downstream"] == ["dataset_names", "grouping.log_to_mlflow", "grouping.mark_failed",
+                                              "grouping.plan", "open_tracking", "report"]
+    assert t["open_tracking"]["downstream"] == ["grouping.replay"]
     assert t["dataset_names"]["downstream"] == ["prepare_dataset"]
-    assert t["prepare_dataset"]["downstream"] == ["plan"]
-    assert set(t["plan"]["downstream"]) == {"spark_kwargs", "validate", "log_to_mlflow", "report"}
-    assert t["spark_kwargs"]["downstream"] == ["replay"]
-    assert t["replay"]["type"] == "SparkSubmitOperator" and t["replay"]["downstream"] == ["mark_failed", "validate"]
-    assert t["validate"]["downstream"] == ["log_to_mlflow", "mark_failed"]
-    assert t["log_to_mlflow"]["downstream"] == ["report"]
+    assert t["prepare_dataset"]["downstream"] == ["grouping.plan", "report"]
+    assert set(t["grouping.plan"]["downstream"]) == {"grouping.spark_kwargs", "grouping.validate",
+                                                      "grouping.log_to_mlflow"}
+    assert t["grouping.spark_kwargs"]["downstream"] == ["grouping.replay"]
+    assert t["grouping.replay"]["type"] == "SparkSubmitOperator"
+    assert t["grouping.replay"]["downstream"] == ["grouping.mark_failed", "grouping.validate"]
+    assert t["grouping.validate"]["downstream"] == ["grouping.log_to_mlflow", "grouping.mark_failed"]
+    assert t["grouping.log_to_mlflow"]["downstream"] == ["report"]
     assert set(dags_info["dags"]["skewbench_nightly"]["params"]) == {
-        "datasets", "catalog_set", "families", "strategies", "workers", "sources", "seeds", "provisioning"}
+        "datasets", "catalog_set", "families", "seeds",
+        "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning"}
 
 
-BAD = [({"workers": [0]}, "workers"), ({"seeds": 0}, "seeds"), ({"families": ["juggling"]}, "families"),
-       ({"strategies": ["nope"]}, "strategies"), ({"provisioning": -5}, "provisioning")]
+BAD = [({"grouping_workers": [0]}, "grouping_workers"), ({"seeds": 0}, "seeds"),
+       ({"families": ["juggling"]}, "families"), ({"grouping_strategies": ["nope"]}, "grouping_strategies"),
+       ({"grouping_provisioning": -5}, "grouping_provisioning")]
 
 
 def test_invalid_params_are_refused_before_any_task(env):
@@ -72,7 +77,7 @@ def test_invalid_params_are_refused_before_any_task(env):
     assert last["tasks"]["check_params[-1]"] == "failed"
     assert "unknown dataset(s) no-such-dataset" in log
     assert all(state in ("None", "upstream_failed") for k, state in last["tasks"].items()
-               if k.startswith(("replay", "prepare_dataset"))), last["tasks"]
+               if k.startswith(("grouping.replay", "prepare_dataset"))), last["tasks"]
     assert not list((Path(env["SKEWBENCH_STATE"]) / "runs").rglob("summary.parquet"))
 
 
@@ -85,8 +90,8 @@ def _mlflow(env):
 def test_nightly_end_to_end_and_rerun_is_idempotent(env):
     from datetime import datetime, timezone
 
-    conf = {"datasets": ["tiny-zipf"], "strategies": ["kg", "pkg", "osg"], "workers": [3, 5], "sources": [2],
-            "seeds": 1}
+    conf = {"datasets": ["tiny-zipf"], "grouping_strategies": ["kg", "pkg", "osg"], "grouping_workers": [3, 5],
+            "grouping_sources": [2], "seeds": 1}
     when = datetime(2026, 11, 20, 2, 0, tzinfo=timezone.utc).isoformat()
     run_conf = {**conf}
     result, log = af.run_dag(env | {"SKEWBENCH_TEST_LOGICAL_DATE": when}, "skewbench_nightly", run_conf)
@@ -114,7 +119,7 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
     hist = client.get_metric_history(c.info.run_id, "window.imbalance_cum")
     assert len(hist) >= 10 and sorted(h.step for h in hist) == list(range(len(hist)))
     # the replay task's "MLflow run" extra link, as the UI gets it, opens this parent run
-    links = af.extra_links(env, "skewbench_nightly", "replay", result["run_id"])
+    links = af.extra_links(env, "skewbench_nightly", "grouping.replay", result["run_id"])
     assert set(links) == {"0"}, links
     assert links["0"] == {"MLflow run": f"http://127.0.0.1:5000/#/experiments/{exp.experiment_id}/runs/{p.info.run_id}"}
     arts = {a.path for a in client.list_artifacts(p.info.run_id)}
@@ -123,7 +128,8 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
     summaries = sorted(run_dir.rglob("summary.parquet"))
     assert len(summaries) == 1
     import pyarrow.parquet as pq
-    from skewbench.results import TIMING_COLUMNS
+    from skewbench.results import schema
+    TIMING_COLUMNS = schema("grouping").timing_columns
 
     before = {s: pq.read_table(s) for s in summaries}
     ids_before = sorted(r.info.run_id for r in runs)

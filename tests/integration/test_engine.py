@@ -11,10 +11,11 @@ import pytest
 
 from skewbench.datasets.contract import open_dataset
 from skewbench.datasets.generators import StreamSpec, generate
-from skewbench.grouping import registry
-from skewbench.grouping.engine import Cell, ReplayConfig, grid, replay, replay_to_dir
+from skewbench import registry
+from skewbench.grouping.engine import cell, ReplayConfig, grid, replay, replay_to_dir
 from skewbench.errors import SkewbenchError
-from skewbench.results import TIMING_COLUMNS, read_results
+from skewbench.results import read_results, schema
+TIMING_COLUMNS = schema("grouping").timing_columns
 from tests.reference.engine_ref import replay_ref
 
 M = 6000
@@ -41,13 +42,13 @@ CASES = [("kg", 5, 3, {}), ("sg", 4, 3, {}), ("pkg", 7, 2, {}), ("wc", 6, 3, {})
 @pytest.mark.parametrize("strategy,n,s,params", CASES)
 @pytest.mark.parametrize("provisioning", [None, 100.0])
 def test_engine_equals_reference(dataset, strategy, n, s, params, provisioning):
-    cell = Cell(strategy, n, s, 3, tuple(sorted(params.items())))
+    one = cell(strategy, n, s, 3, tuple(sorted(params.items())))
     config = ReplayConfig(window=700, provisioning=provisioning)
-    res = replay(dataset, [cell], config)
+    res = replay(dataset, [one], config)
     row = res.summary[0]
     rows = _rows(dataset)
     mean_cost = sum(r[3] for r in rows) / len(rows)
-    cls = registry.get(strategy)
+    cls = registry.get("grouping", strategy)
     ref = replay_ref(rows, lambda: cls(n, s, 3, **params), n, s, 700, provisioning, mean_cost)
     assert row["worker_tuples"] == ref["counts"]
     assert row["imbalance"] == pytest.approx(ref["imbalance"], abs=1e-15)
@@ -70,11 +71,11 @@ def test_engine_equals_reference(dataset, strategy, n, s, params, provisioning):
 def test_worker_speed_periods_match_reference(dataset):
     speed = [(0, [1.05, 1.025, 1.0, 0.975, 0.95]), (3000, [0.9, 0.95, 1.0, 1.05, 1.1])]
     config = ReplayConfig(window=1000, provisioning=100.0, worker_speed=speed)
-    res = replay(dataset, [Cell("pkg", 5, 2, 1), Cell("osg", 5, 1, 1, (("window", 64),))], config)
+    res = replay(dataset, [cell("pkg", 5, 2, 1), cell("osg", 5, 1, 1, (("window", 64),))], config)
     rows = _rows(dataset)
     mean_cost = sum(r[3] for r in rows) / len(rows)
     for row, (name, s, p) in zip(res.summary, [("pkg", 2, {}), ("osg", 1, {"window": 64})]):
-        cls = registry.get(name)
+        cls = registry.get("grouping", name)
         from skewbench.grouping.base import WorkerModel
         wm = WorkerModel.periods(5, speed)
         ref = replay_ref(rows, lambda: cls(5, s, 1, worker_model=wm, **p), 5, s, 1000, 100.0, mean_cost, speed)
@@ -138,7 +139,7 @@ def test_uniform_costs_osg_with_continued_rotation_is_round_robin_exactly(tmp_pa
 
 
 def test_grid_errors():
-    with pytest.raises(SkewbenchError, match="unknown strategy"):
+    with pytest.raises(SkewbenchError, match="unknown grouping strategy 'nope'"):
         grid(["kg", "nope"], [5], [1], [0])
     with pytest.raises(SkewbenchError, match="workers"):
         grid(["kg"], [0], [1], [0])
@@ -162,7 +163,7 @@ def test_results_directory(dataset, tmp_path):
 
 @pytest.mark.spark
 def test_spark_replay_is_bit_identical(dataset, spark, tmp_path):
-    from skewbench.spark import spark_executor
+    from skewbench.replay import spark_executor
 
     cells = grid(["kg", "sg", "pkg", "dc", "wc", "rr", "osg"], [5, 8], [3], [0])
     config = ReplayConfig(window=900, provisioning=100.0, queue_groups=2)
@@ -182,15 +183,15 @@ def test_strategy_statistics_are_those_of_the_active_sources(dataset):
     (averaged over sources), not be diluted by the task's idle sources."""
     from skewbench.grouping.base import Batch
 
-    res = replay(dataset, [Cell("dc", 10, 3, 0)], ReplayConfig())
+    res = replay(dataset, [cell("dc", 10, 3, 0)], ReplayConfig())
     stats = json.loads(res.summary[0]["stats"])
     t = open_dataset(dataset).read_table()
     seq = t.column("seq").to_numpy()
-    whole = registry.get("dc")(10, 3, 0)
+    whole = registry.get("grouping", "dc")(10, 3, 0)
     whole.route(Batch(seq, t.column("key").to_numpy(), t.column("ts").to_numpy() * 1000, t.column("cost").to_numpy()))
     per_source = []
     for j in range(3):
-        one = registry.get("dc")(10, 3, 0)
+        one = registry.get("grouping", "dc")(10, 3, 0)
         sel = seq % 3 == j
         one.route(Batch(seq[sel], t.column("key").to_numpy()[sel], t.column("ts").to_numpy()[sel] * 1000,
                         t.column("cost").to_numpy()[sel]))

@@ -1,4 +1,4 @@
-"""Great Expectations validation of replay results (:mod:`skewbench.results_validation`).
+"""Great Expectations validation of replay results (:mod:`skewbench.validation.results`).
 
 Real results are made once per module: a 20k-tuple Zipf dataset with costs, replayed through
 four strategies x two worker counts x two seeds (16 cells, 10 windows each).  Each test copies
@@ -26,8 +26,10 @@ import pytest
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError, ValidationFailed
 from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
-from skewbench.results import GROUPING_SERIES, GROUPING_SUMMARY, MANIFEST
-from skewbench.results_validation import validate_results
+from skewbench.results import MANIFEST, schemas
+
+GROUPING_SUMMARY, GROUPING_SERIES = schemas("grouping")
+from skewbench.validation.results import validate_results
 from skewbench.validation import ValidationReport
 
 BETWEEN = "expect_column_values_to_be_between"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skewbench.datasets.catalog import load_catalog
-from skewbench.datasets.pipeline import materialize
+from skewbench.materialize import materialize
 from tests.conftest import REPO
 
 SAMPLES = ["slashdot", "google-cluster", "debs2015-routes", "debs2015-medallions", "apache-log"]

@@ -16,7 +16,8 @@ from skewbench import reports, tracking
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
-from skewbench.results import TIMING_COLUMNS, read_results
+from skewbench.results import load_results, read_results, schema
+TIMING_COLUMNS = schema("grouping").timing_columns
 
 KEY = "skewbench_nightly/scheduled__2026-01-02T00:00:00+00:00/grouping"
 TAGS = {"airflow.dag_id": "skewbench_nightly", "airflow.run_id": "scheduled__2026-01-02T00:00:00+00:00",
@@ -45,10 +46,17 @@ def store(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def logged(results, store):
+def logged(results, store, tmp_path_factory):
+    """As the pipeline does it: open the parent run, render the report (reports, not tracking,
+    draws it), then log the results with the report and its plots."""
     uri, _ = store
+    _, pid = tracking.open_parent(uri, "grouping", KEY, "nightly 2026-01-02", TAGS)
+    work = tmp_path_factory.mktemp("report")
+    names = reports.results_names([m for _, m, _, _ in load_results(results)])
+    report = reports.render_report(results, work / "report.html", "skewbench nightly", {**TAGS, "mlflow run": pid},
+                                   plots_dir=work / "plots")
     return tracking.log_run(results, tracking_uri=uri, run_key=KEY, run_name="nightly 2026-01-02", tags=TAGS,
-                            report_title="skewbench nightly")
+                            names=names, report=report, plots_dir=work / "plots")
 
 
 @pytest.fixture(scope="module")

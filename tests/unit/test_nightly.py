@@ -7,21 +7,23 @@ import sys
 
 import pytest
 
-from skewbench import nightly
+from skewbench import nightly, registry
 from skewbench.errors import SkewbenchError
-from skewbench.families import FAMILIES
-from skewbench.grouping import registry
+from skewbench.families import MODULES, families
 
 
-def test_family_entries_match_the_registry():
-    assert set(FAMILIES["grouping"].strategies) == set(registry.names())
-    for f in FAMILIES.values():
-        assert set(f.default_strategies) <= set(f.strategies)
-        assert f.job_path.exists()
+def test_every_family_is_a_complete_package():
+    assert "grouping" in families()
+    assert nightly.replay_job().exists()
+    for f in families().values():
+        assert set(f.default_strategies) <= set(registry.names(f.name))
+        for role in MODULES:
+            f.module(role)  # every fixed module exists and imports
+        assert f.attr("cli", "command").name == f.name
 
 
 def test_dag_side_modules_import_nothing_heavy():
-    code = ("import sys; import skewbench.nightly, skewbench.families; "
+    code = ("import sys; import skewbench.nightly, skewbench.families; skewbench.nightly.params_schema(); "
             "print(sorted(m for m in ('numpy', 'numba', 'pyspark', 'mlflow', 'great_expectations', 'pandas') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
@@ -32,20 +34,32 @@ def test_defaults_resolve_to_the_default_catalog_set():
     conf = nightly.check_params({})
     assert conf["families"] == ["grouping"] and conf["seeds"] == 1
     assert "zipf-1.0" in conf["datasets"]
-    assert conf["strategies_by_family"]["grouping"] == list(FAMILIES["grouping"].default_strategies)
+    assert conf["strategies_by_family"]["grouping"] == list(families()["grouping"].default_strategies)
+    assert conf["sections"]["grouping"]["workers"] == [5, 10, 50, 100]
+
+
+def test_params_have_one_section_per_family():
+    schema = nightly.params_schema()
+    assert {k: v["section"] for k, v in schema.items() if k in nightly.COMMON} == {
+        "datasets": "Datasets", "catalog_set": "Datasets", "families": "Families", "seeds": "Families"}
+    assert [k for k, v in schema.items() if v["section"] == "grouping family"] == [
+        "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning"]
+    assert schema["grouping_strategies"]["items"]["enum"] == registry.names("grouping")
 
 
 @pytest.mark.parametrize("params,needle", [
-    ({"workers": [0]}, "parameter 'workers'"),
-    ({"workers": []}, "parameter 'workers'"),
+    ({"grouping_workers": [0]}, "parameter 'grouping_workers'"),
+    ({"grouping_workers": []}, "parameter 'grouping_workers'"),
     ({"seeds": 1000}, "parameter 'seeds'"),
     ({"families": ["juggling"]}, "parameter 'families'"),
-    ({"strategies": ["nope"]}, "parameter 'strategies'"),
+    ({"families": []}, "parameter 'families'"),
+    ({"grouping_strategies": ["nope"]}, "parameter 'grouping_strategies'"),
     ({"datasets": ["no-such"]}, "unknown dataset"),
     ({"catalog_set": "huge"}, "parameter 'catalog_set'"),
     ({"colour": "red"}, "unknown parameter"),
-    ({"provisioning": 0}, "parameter 'provisioning'"),
-    ({"provisioning": "lots"}, "parameter 'provisioning'"),
+    ({"workers": [5]}, "unknown parameter"),
+    ({"grouping_provisioning": 0}, "parameter 'grouping_provisioning'"),
+    ({"grouping_provisioning": "lots"}, "parameter 'grouping_provisioning'"),
 ])
 def test_bad_params_are_clear_errors(params, needle):
     with pytest.raises(SkewbenchError, match=needle):
@@ -57,16 +71,19 @@ def test_run_dirs_are_per_run_and_plans_per_dataset_and_family(tmp_path, monkeyp
     a = nightly.run_dir("2026-11-20T02:00:00+00:00", "scheduled__2026-11-20T02:00:00+00:00")
     b = nightly.run_dir("2026-11-20T02:00:00+00:00", "manual__2026-11-20T09:13:00+00:00")
     assert a != b and a.parent == b.parent == tmp_path / "2026-11-20"
-    conf = nightly.check_params({"strategies": ["kg", "osg"], "workers": [5], "datasets": ["zipf-1.0"]})
+    conf = nightly.check_params({"grouping_strategies": ["kg", "osg"], "grouping_workers": [5],
+                                 "datasets": ["zipf-1.0"]})
     plan = nightly.plan_replays(conf, [{"name": "zipf-1.0", "path": "/d/z", "fingerprint": "f"}], str(a))
     assert len(plan) == 1
     args = plan[0]["application_args"]
+    assert args[0] == "grouping" and plan[0]["application"].endswith("spark_jobs/replay.py")
+    assert nightly.family_of_job(args) == "grouping" and nightly.family_of_job(str(args)) == "grouping"
     assert args[args.index("--strategies") + 1] == "kg,osg" and "--overwrite" in args
     assert plan[0]["out"] == str(a / "zipf-1.0" / "grouping")
     assert args[args.index("--provisioning") + 1] == "100.0"  # the default: critical load
 
 
 def test_provisioning_null_keeps_the_datasets_arrival_times():
-    conf = nightly.check_params({"provisioning": None, "datasets": ["zipf-1.0"]})
+    conf = nightly.check_params({"grouping_provisioning": None, "datasets": ["zipf-1.0"]})
     plan = nightly.plan_replays(conf, [{"name": "zipf-1.0", "path": "/d/z", "fingerprint": "f"}], "/r")
     assert "--provisioning" not in plan[0]["application_args"]

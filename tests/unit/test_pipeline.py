@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from skewbench.datasets.catalog import parse_catalog
-from skewbench.datasets.pipeline import materialize
+from skewbench.materialize import materialize
 from skewbench.errors import SkewbenchError
 
 

@@ -11,15 +11,16 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from skewbench import reports
+from skewbench import plotting, reports
+from skewbench.grouping import report as figures
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
 from skewbench.results import read_results
 
 STRATEGIES = ["kg", "pkg", "wc", "osg"]
-PLOTS = [reports.plot_imbalance_vs_workers, reports.plot_imbalance_over_time, reports.plot_latency_cdf,
-         reports.plot_worker_loads]
+PLOTS = [figures.plot_imbalance_vs_workers, figures.plot_imbalance_over_time, figures.plot_latency_cdf,
+         figures.plot_worker_loads]
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ def _png_shape(path):
     return img.shape[:2]
 
 
-EXPECTED = (round(reports.FIGSIZE[1] * reports.DPI), round(reports.FIGSIZE[0] * reports.DPI))
+EXPECTED = (round(plotting.FIGSIZE[1] * plotting.DPI), round(plotting.FIGSIZE[0] * plotting.DPI))
 
 
 @pytest.mark.parametrize("plot", PLOTS, ids=lambda f: f.__name__)
@@ -63,32 +64,32 @@ def test_each_plot_writes_a_readable_png_of_the_right_size(plot, tables, tmp_pat
 
 def test_plots_take_dataframes_and_a_worker_count(tables, tmp_path):
     summary, series = (t.to_pandas() for t in tables)
-    (p,) = reports.plot_worker_loads(summary, series, tmp_path, workers=4, seed=1)
+    (p,) = figures.plot_worker_loads(summary, series, tmp_path, workers=4, seed=1)
     assert p.name == "worker_loads_z12_s2_n4.png" and _png_shape(p) == EXPECTED
-    (p,) = reports.plot_imbalance_over_time(summary, series, tmp_path)
+    (p,) = figures.plot_imbalance_over_time(summary, series, tmp_path)
     assert p.name == "imbalance_over_time_z12_s2_n8.png"  # default: the largest worker count
     with pytest.raises(SkewbenchError, match="no cells with 3 workers"):
-        reports.plot_latency_cdf(summary, series, tmp_path, workers=3)
+        figures.plot_latency_cdf(summary, series, tmp_path, workers=3)
 
 
 def test_one_figure_per_dataset(results, tmp_path):
     loaded = [read_results(r) for r in results]
     summary = pd.concat([s.to_pandas() for _, s, _ in loaded], ignore_index=True)
-    paths = reports.plot_imbalance_vs_workers(summary, None, tmp_path)
+    paths = figures.plot_imbalance_vs_workers(summary, None, tmp_path)
     assert sorted(p.name for p in paths) == ["imbalance_vs_workers_z08_s2.png", "imbalance_vs_workers_z12_s2.png"]
     # series carry no dataset column: with several datasets they must say which rows are which
     series = pd.concat([t.to_pandas() for _, _, t in loaded], ignore_index=True)
     with pytest.raises(SkewbenchError, match="several datasets"):
-        reports.plot_imbalance_over_time(summary, series, tmp_path)
+        figures.plot_imbalance_over_time(summary, series, tmp_path)
     series["dataset"] = [n for (_, _, t), n in zip(loaded, ["z12", "z08"]) for _ in range(t.num_rows)]
-    assert len(reports.plot_imbalance_over_time(summary, series, tmp_path)) == 2
+    assert len(figures.plot_imbalance_over_time(summary, series, tmp_path)) == 2
 
 
 def test_zero_imbalance_is_drawn_at_the_floor(tables, tmp_path):
     summary, series = (t.to_pandas() for t in tables)
     summary["imbalance"] = 0.0
     series["imbalance_cum"] = 0.0
-    assert len(reports.plot_imbalance_over_time(summary, series, tmp_path)) == 1
+    assert len(figures.plot_imbalance_over_time(summary, series, tmp_path)) == 1
 
 
 def test_summary_table_means_over_seeds_and_labels_varying_params(tables):

@@ -1,5 +1,9 @@
 """The grouping replay engine: route a dataset through a grid of cells, simulate worker queues,
-and compute the metrics of the D-Choices and OSG papers.
+and compute the metrics of the D-Choices and OSG papers (described once, in
+:mod:`skewbench.grouping.schema`).
+
+Family-independent pieces come from :mod:`skewbench.replay` (cells, grids, executors, the
+results directory) and :mod:`skewbench.simulation` (worker speeds, FIFO queues, histograms).
 
 Model
 -----
@@ -53,62 +57,44 @@ Metrics (per cell)
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import os
 import shutil
 import tempfile
 import time
-import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from numba import njit
 
+from skewbench import registry
+from skewbench import replay as _replay
 from skewbench.datasets.contract import Dataset, open_dataset
 from skewbench.errors import SkewbenchError
-from skewbench.grouping import registry
 from skewbench.grouping.base import Batch, WorkerModel
+from skewbench.replay import Cell, Executor, local_executor
+from skewbench.simulation import (COARSE_LOG_R, FINE_LOG_R, QueueState, Sparse, new_queue_state, quantiles,
+                                  round_robin_latency, simulate_queues)
 
+FAMILY = "grouping"
 BATCH = 1 << 20
-# latency histograms: bin i covers [L0 * R^i, L0 * R^(i+1)) milliseconds
-HIST_L0 = 1e-6
-FINE_LOG_R = math.log1p(1e-4)
-COARSE_LOG_R = math.log1p(1e-2)
-FINE_BINS = int(math.ceil(math.log(1e13 / HIST_L0) / FINE_LOG_R))
-COARSE_BINS = int(math.ceil(math.log(1e13 / HIST_L0) / COARSE_LOG_R))
 DEFAULT_WINDOWS = 100
 
 
 # --------------------------------------------------------------------------------------------
 # configuration
 
-@dataclass(frozen=True)
-class Cell:
-    """One point of the grid: a strategy with its parameters, replayed with one hash seed."""
+def cell(strategy: str, workers: int, sources: int, seed: int, params: tuple[tuple[str, Any], ...] = ()) -> Cell:
+    """A grouping cell: ``strategy`` with ``params`` at ``workers`` and ``sources``, seed ``seed``."""
+    return Cell(strategy, (("workers", int(workers)), ("sources", int(sources))), int(seed), tuple(params))
 
-    strategy: str
-    workers: int
-    sources: int
-    seed: int
-    params: tuple[tuple[str, Any], ...] = ()
 
-    @property
-    def param_dict(self) -> dict[str, Any]:
-        return dict(self.params)
-
-    @property
-    def cell_id(self) -> str:
-        text = json.dumps([self.strategy, self.workers, self.sources, self.seed, list(self.params)],
-                          sort_keys=True, default=str)
-        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-
-    def make(self, worker_model: WorkerModel) -> Any:
-        cls = registry.get(self.strategy)
-        return cls(self.workers, self.sources, self.seed, worker_model=worker_model, **self.param_dict)
+def make_strategy(cell: Cell, worker_model: WorkerModel) -> Any:
+    """A fresh strategy object for ``cell``."""
+    cls = registry.get(FAMILY, cell.strategy)
+    return cls(cell.workers, cell.sources, cell.seed, worker_model=worker_model, **cell.param_dict)
 
 
 @dataclass
@@ -134,45 +120,22 @@ class ReplayConfig:
 
 def grid(strategies: Sequence[str], workers: Sequence[int], sources: Sequence[int], seeds: Sequence[int],
          params: dict[str, dict[str, list[Any]]] | None = None) -> list[Cell]:
-    """The cartesian grid of cells; strategy parameters vary per strategy (``params[name][p]``).
+    """The cartesian grid of cells (:func:`skewbench.replay.grid` over workers and sources);
+    strategy parameters vary per strategy (``params[name][p]``).
 
     A single-scheduler strategy gets ``sources = 1`` once, whatever ``sources`` lists.
     """
-    import itertools
+    def adjust(cls: type, coords: dict[str, Any]) -> dict[str, Any]:
+        return {**coords, "sources": 1} if cls.single_source else coords
 
-    params = params or {}
-    for name in strategies:
-        registry.get(name)  # unknown names fail here, before any work
-    unknown = set(params) - set(strategies)
-    if unknown:
-        raise SkewbenchError(f"parameters given for strategies not in the grid: {sorted(unknown)}")
-    for w in workers:
-        if not isinstance(w, (int, np.integer)) or w < 1:
-            raise SkewbenchError(f"workers must be integers >= 1, got {w}")
-    for s in sources:
-        if not isinstance(s, (int, np.integer)) or s < 1:
-            raise SkewbenchError(f"sources must be integers >= 1, got {s}")
-    cells: list[Cell] = []
-    seen: set[Cell] = set()
-    for name in strategies:
-        cls = registry.get(name)
-        p = params.get(name, {})
-        bad = set(p) - set(cls.defaults)
-        if bad:
-            raise SkewbenchError(f"{name}: unknown parameter(s) {sorted(bad)}; it takes {sorted(cls.defaults) or 'none'}")
-        axes = sorted(p)
-        for combo in itertools.product(*(p[a] for a in axes)) if axes else [()]:
-            for n in workers:
-                for s in sources:
-                    for seed in seeds:
-                        c = Cell(name, int(n), 1 if cls.single_source else int(s), int(seed),
-                                 tuple(zip(axes, combo)))
-                        if c not in seen:
-                            seen.add(c)
-                            cells.append(c)
+    for name, values in (("workers", workers), ("sources", sources)):
+        for v in values:
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise SkewbenchError(f"{name} must be integers >= 1, got {v}")
+    cells = _replay.grid(FAMILY, strategies, {"workers": workers, "sources": sources}, seeds, params, adjust)
     # validate every parameter combination now (constructing is cheap), not inside a task
     for c in cells:
-        c.make(WorkerModel.uniform(c.workers))
+        make_strategy(c, WorkerModel.uniform(c.workers))
     return cells
 
 
@@ -286,7 +249,7 @@ def route_task(ds_path: str, cells: Sequence[Cell], cell_idx: int, source: int, 
     key_counts = _key_counts(pre, scratch)
     cell = cells[cell_idx]
     n, s = cell.workers, cell.sources
-    strat = cell.make(_worker_model(config, n))
+    strat = make_strategy(cell, _worker_model(config, n))
     head_mask = key_counts >= pre.tuples / (5.0 * n)
     T = len(pre.window_ends)
     counts = np.zeros(n, dtype=np.int64)
@@ -348,74 +311,15 @@ def route_task(ds_path: str, cells: Sequence[Cell], cell_idx: int, source: int, 
 
 @dataclass
 class QueuePartial:
+    """A queue task's result: its workers' queue state (:class:`skewbench.simulation.QueueState`;
+    only this group's worker entries are non-zero) with the histograms made sparse for the trip
+    to the driver, and the round-robin baseline's completion-time sums when asked for."""
+
     cell: int
     group: int
     workers: np.ndarray  # the worker ids simulated here
-    n: np.ndarray  # int64[n] tuples per worker (only this group's entries non-zero)
-    lat_sum: np.ndarray  # float64[n]
-    lat_max: np.ndarray  # float64[n]
-    lat_min: np.ndarray  # float64[n]
-    busy: np.ndarray  # float64[n]
-    wait_sum: np.ndarray  # float64[n]
-    last_end: np.ndarray  # float64[n]
-    hist: "_Sparse"  # int64[FINE_BINS]
-    win_n: np.ndarray  # int64[T]
-    win_sum: np.ndarray  # float64[T, n] (summed per worker, combined in worker order)
-    win_max: np.ndarray  # float64[T]
-    win_hist: "_Sparse"  # int64[T, COARSE_BINS]
+    state: QueueState  # hist and win_hist as Sparse
     rr_lat_sum: np.ndarray | None  # float64[n]: round robin on the same times (cell's baseline)
-
-
-@njit(cache=True)
-def _queue_kernel(workers, arrival, exec_t, in_group, widx, free, n_arr, lat_sum, lat_max, lat_min,
-                  busy, wait_sum, last_end, hist, win_n, win_sum, win_max, win_hist, l0, log_r_f, log_r_c):
-    nf = hist.shape[0]
-    nc = win_hist.shape[1]
-    for i in range(workers.shape[0]):
-        w = workers[i]
-        if not in_group[w]:
-            continue
-        a = arrival[i]
-        start = a if a > free[w] else free[w]
-        e = start + exec_t[i]
-        free[w] = e
-        lat = e - a
-        n_arr[w] += 1
-        lat_sum[w] += lat
-        if lat > lat_max[w]:
-            lat_max[w] = lat
-        if lat < lat_min[w]:
-            lat_min[w] = lat
-        busy[w] += exec_t[i]
-        wait_sum[w] += start - a
-        last_end[w] = e
-        x = lat / l0
-        b = int(math.log(x) / log_r_f) if x > 1.0 else 0
-        if b >= nf:
-            b = nf - 1
-        hist[b] += 1
-        k = widx[i]
-        win_n[k] += 1
-        win_sum[k, w] += lat
-        if lat > win_max[k]:
-            win_max[k] = lat
-        bc = int(math.log(x) / log_r_c) if x > 1.0 else 0
-        if bc >= nc:
-            bc = nc - 1
-        win_hist[k, bc] += 1
-
-
-@njit(cache=True)
-def _rr_kernel(seq, arrival, exec_t, in_group, free, lat_sum, n):
-    for i in range(seq.shape[0]):
-        w = seq[i] % n
-        if not in_group[w]:
-            continue
-        a = arrival[i]
-        start = a if a > free[w] else free[w]
-        e = start + exec_t[i]
-        free[w] = e
-        lat_sum[w] += e - a
 
 
 def _assignments(scratch: str, cell_idx: int, s: int) -> list[np.ndarray]:
@@ -450,16 +354,7 @@ def queue_task(ds_path: str, cells: Sequence[Cell], cell_idx: int, group: int, p
     in_group[members] = True
     model = _worker_model(config, n)
     T = len(pre.window_ends)
-    free = np.full(n, -np.inf)
-    z = lambda: np.zeros(n)  # noqa: E731
-    n_arr = np.zeros(n, dtype=np.int64)
-    lat_sum, lat_max, busy, wait_sum, last_end = z(), np.full(n, -np.inf), z(), z(), np.full(n, -np.inf)
-    lat_min = np.full(n, np.inf)
-    hist = np.zeros(FINE_BINS, dtype=np.int64)
-    win_n = np.zeros(T, dtype=np.int64)
-    win_sum = np.zeros((T, n))
-    win_max = np.full(T, -np.inf)
-    win_hist = np.zeros((T, COARSE_BINS), dtype=np.int64)
+    state = new_queue_state(n, T)
     rr_free = np.full(n, -np.inf)
     rr_sum = np.zeros(n) if with_rr else None
     parts = _assignments(scratch, cell_idx, cell.sources)
@@ -471,51 +366,16 @@ def queue_task(ds_path: str, cells: Sequence[Cell], cell_idx: int, group: int, p
         cost = b["cost"] if pre.has_cost else np.ones(len(seq))
         x = model.exec_times(seq, cost, w)
         widx = np.searchsorted(pre.window_ends, seq, side="right")
-        _queue_kernel(w, a, x, in_group, widx, free, n_arr, lat_sum, lat_max, lat_min, busy, wait_sum,
-                      last_end, hist, win_n, win_sum, win_max, win_hist, HIST_L0, FINE_LOG_R, COARSE_LOG_R)
+        simulate_queues(state, w, a, x, in_group, widx)
         if rr_sum is not None:
             rr_w = seq % n
-            _rr_kernel(seq, a, model.exec_times(seq, cost, rr_w), in_group, rr_free, rr_sum, n)
-    return QueuePartial(cell_idx, group, members, n_arr, lat_sum, lat_max, lat_min, busy, wait_sum, last_end,
-                        _Sparse.of(hist), win_n, win_sum, win_max, _Sparse.of(win_hist), rr_sum)
-
-
-@dataclass
-class _Sparse:
-    """A mostly-zero int64 array, stored as its non-zero entries (histograms sent to the driver)."""
-
-    shape: tuple[int, ...]
-    index: np.ndarray
-    values: np.ndarray
-
-    @staticmethod
-    def of(a: np.ndarray) -> "_Sparse":
-        flat = a.ravel()
-        idx = np.flatnonzero(flat)
-        return _Sparse(a.shape, idx, flat[idx])
-
-    def dense(self) -> np.ndarray:
-        out = np.zeros(int(np.prod(self.shape)), dtype=np.int64)
-        out[self.index] = self.values
-        return out.reshape(self.shape)
+            round_robin_latency(seq, a, model.exec_times(seq, cost, rr_w), in_group, rr_free, rr_sum, n)
+    shipped = state._replace(hist=Sparse.of(state.hist), win_hist=Sparse.of(state.win_hist))
+    return QueuePartial(cell_idx, group, members, shipped, rr_sum)
 
 
 # --------------------------------------------------------------------------------------------
 # combining
-
-def _quantiles(hist: np.ndarray, log_r: float, qs: Sequence[float], lo: float, hi: float) -> list[float]:
-    total = int(hist.sum())
-    if total == 0:
-        return [float("nan")] * len(qs)
-    cum = np.cumsum(hist)
-    out = []
-    for q in qs:
-        rank = max(1, int(math.ceil(q * total)))
-        b = int(np.searchsorted(cum, rank, side="left"))
-        mid = HIST_L0 * math.exp((b + 0.5) * log_r) if b > 0 else HIST_L0
-        out.append(float(min(max(mid, lo), hi)))
-    return out
-
 
 def _imbalance(c: np.ndarray) -> float:
     tot = int(c.sum())
@@ -537,16 +397,16 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueueParti
     T = len(pre.window_ends)
     # per worker, from its group's partial (each worker belongs to exactly one group)
     owner = {int(w): q for q in queues for w in q.workers}
-    pw = lambda attr: np.array([getattr(owner[w], attr)[w] for w in range(n)])  # noqa: E731
+    pw = lambda attr: np.array([getattr(owner[w].state, attr)[w] for w in range(n)])  # noqa: E731
     n_arr, lat_sum, lat_max, lat_min = pw("n"), pw("lat_sum"), pw("lat_max"), pw("lat_min")
     busy, wait_sum, last_end = pw("busy"), pw("wait_sum"), pw("last_end")
     if not np.array_equal(n_arr, counts):
         raise RuntimeError("internal: queue and route counts disagree")
-    hist = np.sum([q.hist.dense() for q in queues], axis=0)
+    hist = np.sum([q.state.hist.dense() for q in queues], axis=0)
     total_lat = float(np.sum(lat_sum))  # summed in worker order: deterministic
     lo, hi = float(lat_min.min()), float(lat_max.max())
-    p50, p95, p99 = _quantiles(hist, FINE_LOG_R, (0.5, 0.95, 0.99), lo, hi)
-    cdf = [lo] + _quantiles(hist, FINE_LOG_R, [i / 100 for i in range(1, 100)], lo, hi) + [hi]
+    p50, p95, p99 = quantiles(hist, FINE_LOG_R, (0.5, 0.95, 0.99), lo, hi)
+    cdf = [lo] + quantiles(hist, FINE_LOG_R, [i / 100 for i in range(1, 100)], lo, hi) + [hi]
     first_arrival = float(arrival_times(np.array([0]), np.array([pre.ts_first]), pre, config, n)[0])
     span = float(last_end.max()) - first_arrival
     rr_total = float(np.sum([owner[w].rr_lat_sum[w] for w in range(n)])) \
@@ -572,8 +432,8 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueueParti
         "workers": n,
         "sources": cell.sources,
         "seed": cell.seed,
-        "params": json.dumps(registry.get(cell.strategy)(n, cell.sources, cell.seed, **cell.param_dict)
-                             .describe_params(), sort_keys=True, default=str),
+        "params": json.dumps(make_strategy(cell, WorkerModel.uniform(n)).describe_params(), sort_keys=True,
+                             default=str),
         "time_mode": "dataset" if config.provisioning is None else "provisioning",
         "provisioning": float(config.provisioning or 0.0),
         "imbalance": _imbalance(counts),
@@ -609,10 +469,10 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueueParti
         "wall_seconds": float(wall_seconds),
     }
     series = []
-    win_n = np.sum([q.win_n for q in queues], axis=0)
-    win_sum = np.sum([q.win_sum for q in queues], axis=0)  # exact: disjoint worker columns
-    win_max = np.max([q.win_max for q in queues], axis=0)
-    win_hist = np.sum([q.win_hist.dense() for q in queues], axis=0)
+    win_n = np.sum([q.state.win_n for q in queues], axis=0)
+    win_sum = np.sum([q.state.win_sum for q in queues], axis=0)  # exact: disjoint worker columns
+    win_max = np.max([q.state.win_max for q in queues], axis=0)
+    win_hist = np.sum([q.state.win_hist.dense() for q in queues], axis=0)
     prev = np.zeros(n, dtype=np.int64)
     start = 0
     for t in range(T):
@@ -623,7 +483,7 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueueParti
         ws = {k: float(np.mean([r.window_stats[t].get(k, float("nan")) for r in routes]))
               for k in (routes[0].window_stats[t] if routes and routes[0].window_stats else {})}
         qn = int(win_n[t])
-        q50, q95, q99 = _quantiles(win_hist[t], COARSE_LOG_R, (0.5, 0.95, 0.99), 0.0, float(win_max[t])) \
+        q50, q95, q99 = quantiles(win_hist[t], COARSE_LOG_R, (0.5, 0.95, 0.99), 0.0, float(win_max[t])) \
             if qn else (float("nan"),) * 3
         series.append({
             "cell_id": cell.cell_id, "strategy": cell.strategy, "workers": n, "sources": cell.sources,
@@ -646,13 +506,6 @@ def _popcount_rows(bits: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------------
 # running
-
-Executor = Callable[[Callable[[Any], Any], Sequence[Any], str], list[Any]]
-
-
-def local_executor(fn: Callable[[Any], Any], items: Sequence[Any], description: str = "") -> list[Any]:
-    return [fn(x) for x in items]
-
 
 @dataclass
 class ReplayResult:
@@ -723,26 +576,11 @@ def replay_to_dir(ds_path: str | os.PathLike, cells: Sequence[Cell], out_dir: st
                   overwrite: bool = False, engine_name: str = "local",
                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Replay and write a results directory (:mod:`skewbench.results`); returns the manifest."""
-    from skewbench.results import write_results
-
     config = config or ReplayConfig()
-    out = Path(out_dir)
-    if out.exists() and not overwrite:
-        raise SkewbenchError(f"{out} already exists; pass --overwrite to replace it")
-    ds = open_dataset(ds_path)
-    scratch = Path(tempfile.mkdtemp(prefix=".skewbench-scratch-", dir=out.absolute().parent
-                                    if out.absolute().parent.exists() else None))
-    try:
+
+    def run(scratch: Path) -> _replay.Replayed:
         res = replay(ds_path, cells, config, executor, scratch=scratch, progress=progress)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    manifest = {
-        "dataset": {"path": str(Path(ds_path).absolute()), "name": ds.name, "fingerprint": ds.meta["fingerprint"],
-                    "tuples": ds.tuples},
-        "config": asdict(config),
-        "cells": [{"cell_id": c.cell_id, "strategy": c.strategy, "workers": c.workers, "sources": c.sources,
-                   "seed": c.seed, "params": dict(c.params)} for c in cells],
-        "engine": engine_name,
-        "seconds": res.seconds,
-    }
-    return write_results(out, "grouping", res.summary, res.series, manifest, overwrite=overwrite)
+        return _replay.Replayed(res.summary, res.series, res.seconds)
+
+    return _replay.replay_to_dir(FAMILY, ds_path, cells, out_dir, run, config, overwrite=overwrite,
+                                 engine_name=engine_name)

@@ -33,17 +33,13 @@ naming the dataset, each failed expectation and the observed value.  Unreadable 
 
 from __future__ import annotations
 
-import logging
-import math
 import os
-import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-
-import great_expectations as gx  # noqa: E402  (after the environment is set)
+from skewbench.validation.core import (DEFAULT_Z, ValidationReport, failures, jsonable, new_context,
+                                       run_suite)
+import great_expectations as gx  # noqa: E402  (core sets GE's environment first)
 import great_expectations.expectations as gxe  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -51,7 +47,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from skewbench.datasets.contract import COLUMN_TYPES, Dataset, open_dataset  # noqa: E402
-from skewbench.errors import DatasetError, ValidationFailed  # noqa: E402
+from skewbench.errors import DatasetError  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame as SparkDataFrame
@@ -61,7 +57,6 @@ __all__ = ["DERIVED_COLUMNS", "DEFAULT_Z", "ValidationReport", "build_suite", "b
            "validate_dataset", "zipf_table", "derive_pandas", "derive_spark"]
 
 DERIVED_COLUMNS = ("seq_gap", "ts_step")
-DEFAULT_Z = 5.0
 ENGINES = ("auto", "pandas", "spark")
 
 # Names accepted by expect_column_values_to_be_in_type_list: numpy dtype names for pandas,
@@ -70,10 +65,6 @@ _TYPE_NAMES = {
     pa.int64(): ["int64", "LongType"],
     pa.float64(): ["float64", "DoubleType"],
 }
-_MAX_EXAMPLES = 10
-
-for _name in ("great_expectations", "py4j"):
-    logging.getLogger(_name).setLevel(logging.WARNING)
 
 
 # --------------------------------------------------------------------------------------------
@@ -141,160 +132,6 @@ def zipf_table(expected_top: Sequence[Mapping[str, Any]], counts: Mapping[int, i
 
 # --------------------------------------------------------------------------------------------
 # report
-
-@dataclass
-class ValidationReport:
-    """The outcome of :func:`validate_dataset`.
-
-    ``failures`` holds one dict per failed expectation: ``expectation`` (its type),
-    ``column`` (or ``None``), ``observed`` (the observed value, or examples of unexpected
-    values) and ``details`` (counts, expected bounds, exception text, suite name).
-    """
-
-    dataset: str
-    success: bool
-    engine: str
-    failures: list[dict[str, Any]] = field(default_factory=list)
-    path: str = ""
-    tuples: int | None = None
-    ge_results: dict[str, Any] = field(default_factory=dict)
-
-    def failure_lines(self) -> list[str]:
-        lines = []
-        for f in self.failures:
-            where = f"(column={f['column']})" if f.get("column") else ""
-            det = f.get("details") or {}
-            extra = []
-            if isinstance(det, Mapping):
-                if "unexpected_count" in det:
-                    extra.append(f"{det['unexpected_count']} unexpected of {det.get('element_count')} rows")
-                if "expected" in det:
-                    extra.append(f"expected {det['expected']}")
-                if det.get("positions"):
-                    extra.append(f"at stream position(s) {_fmt(det['positions'])}")
-                if "exception" in det:
-                    extra.append(f"error: {det['exception']}")
-            tail = f" ({'; '.join(extra)})" if extra else ""
-            suite = det.get("suite") if isinstance(det, Mapping) else None
-            pre = f"[{suite}] " if suite and suite != "contract" else ""
-            observed = f.get("observed")
-            if suite == "zipf" and f.get("column") == "z" and isinstance(observed, list):
-                observed = "; ".join(
-                    f"key {r['key']} (rank {r['rank']}) frequency {r['observed']:.6g}, "
-                    f"expected {r['p']:.6g} +- {r['tol']:.3g}" for r in observed)
-                tail = (f" ({det.get('unexpected_count')} of {det.get('element_count')} top keys "
-                        f"outside the {det.get('z', DEFAULT_Z):g}-sigma binomial band)")
-            else:
-                observed = _fmt(observed)
-            lines.append(f"{pre}{f['expectation']}{where}: observed {observed}{tail}")
-        return lines
-
-    def message(self) -> str:
-        if self.success:
-            return f"dataset {self.dataset}: all expectations met ({self.engine})"
-        head = (f"dataset {self.dataset} ({self.path}) failed validation on {self.engine}: "
-                f"{len(self.failures)} expectation(s) not met")
-        return "\n".join([head] + ["  " + line for line in self.failure_lines()])
-
-    def raise_for_failure(self) -> None:
-        """Raise :class:`ValidationFailed` (one line per failed expectation) unless successful."""
-        if not self.success:
-            raise ValidationFailed(self.message())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"dataset": self.dataset, "path": self.path, "success": self.success,
-                "engine": self.engine, "tuples": self.tuples,
-                "failures": _jsonable(self.failures), "ge_result": self.ge_results}
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return repr(v)
-    if isinstance(v, (list, tuple)) and len(v) > _MAX_EXAMPLES:
-        return "[" + ", ".join(_fmt(x) for x in v[:_MAX_EXAMPLES]) + f", ... ({len(v)} in all)]"
-    return str(v)
-
-
-def _jsonable(o: Any) -> Any:
-    if isinstance(o, Mapping):
-        return {str(k): _jsonable(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_jsonable(v) for v in o]
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return _jsonable(float(o))
-    if isinstance(o, float) and not math.isfinite(o):
-        return str(o)
-    if isinstance(o, (str, int, float, bool)) or o is None:
-        return o
-    return str(o)
-
-
-def _failures(result: Any, suite: str) -> list[dict[str, Any]]:
-    """Extract the failed expectations of a GE suite result."""
-    out = []
-    for r in result.results:
-        if r.success:
-            continue
-        cfg = r.expectation_config
-        kwargs = dict(cfg.kwargs)
-        res = dict(r.result or {})
-        details: dict[str, Any] = {"suite": suite}
-        expected = _expected_text(kwargs)
-        if expected:
-            details["expected"] = expected
-        for k in ("element_count", "unexpected_count", "unexpected_percent", "missing_count",
-                  "details"):
-            if res.get(k) is not None:
-                details[k] = res[k]
-        if suite == "contract" and res.get("partial_unexpected_index_list"):
-            # pandas: the derived frame's index is the stream position
-            details["positions"] = list(res["partial_unexpected_index_list"])
-        if "observed_value" in res:
-            observed = res["observed_value"]
-        elif cfg.type == "expect_column_values_to_not_be_null":
-            observed = f"{res.get('unexpected_count', '?')} null value(s)"
-        else:
-            observed = list(res.get("partial_unexpected_list") or [])
-        exc = _exception_text(r.exception_info)
-        if exc:
-            details["exception"] = exc
-        out.append({"expectation": cfg.type, "column": kwargs.get("column"),
-                    "observed": _jsonable(observed), "details": _jsonable(details)})
-    return out
-
-
-def _expected_text(kw: Mapping[str, Any]) -> str | None:
-    if "column_list" in kw:
-        return f"columns {list(kw['column_list'])}"
-    if "type_list" in kw:
-        return f"type in {list(kw['type_list'])}"
-    if "value" in kw:
-        return f"{kw['value']}"
-    lo, hi = kw.get("min_value"), kw.get("max_value")
-    if lo is None and hi is None:
-        return None
-    parts = []
-    if lo is not None:
-        parts.append(f"{'>' if kw.get('strict_min') else '>='} {lo:g}")
-    if hi is not None:
-        parts.append(f"{'<' if kw.get('strict_max') else '<='} {hi:g}")
-    return " and ".join(parts)
-
-
-def _exception_text(info: Any) -> str | None:
-    if not info:
-        return None
-    items = [info] if isinstance(info, Mapping) and "raised_exception" in info else \
-        (list(info.values()) if isinstance(info, Mapping) else [])
-    msgs = []
-    for it in items:
-        if isinstance(it, Mapping) and it.get("raised_exception"):
-            msg = str(it.get("exception_message") or "").strip().splitlines()
-            msgs.append(msg[0][:500] if msg else "exception")
-    return "; ".join(dict.fromkeys(msgs)) or None
-
 
 # --------------------------------------------------------------------------------------------
 # derived frames
@@ -445,16 +282,6 @@ def _spark() -> "SparkSession":
     return get_spark()
 
 
-def _run(ctx: Any, source: Any, suite: gx.ExpectationSuite, df: Any, asset: str) -> Any:
-    ctx.suites.add(suite)
-    batch = source.add_dataframe_asset(asset).add_batch_definition_whole_dataframe(asset)
-    vd = gx.ValidationDefinition(data=batch, suite=suite, name=f"{asset}-validation")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return vd.run(batch_parameters={"dataframe": df},
-                      result_format={"result_format": "SUMMARY", "partial_unexpected_count": 20})
-
-
 def validate_dataset(path: str | os.PathLike, engine: str = "auto", spark: "SparkSession | None" = None,
                      z: float = DEFAULT_Z, pandas_max_rows: int = 20_000_000) -> ValidationReport:
     """Validate the dataset at ``path`` against the contract (and its Zipf top keys, if any).
@@ -492,38 +319,34 @@ def validate_dataset(path: str | os.PathLike, engine: str = "auto", spark: "Spar
 
 def _validate_frame(ds: Dataset, df: Any, m: int, engine: str, z: float) -> ValidationReport:
     meta = ds.meta
-    ctx = gx.get_context(mode="ephemeral")
-    try:
-        ctx.variables.progress_bars = {"globally": False, "metric_calculations": False}
-    except Exception:  # pragma: no cover - cosmetic only
-        pass
+    ctx = new_context()
     pandas_source = ctx.data_sources.add_pandas("skewbench-pandas")
     source = ctx.data_sources.add_spark("skewbench-spark") if engine == "spark" else pandas_source
 
     results: dict[str, Any] = {}
-    res = _run(ctx, source, build_suite(meta), df, "stream")
+    res = run_suite(ctx, source, build_suite(meta), df, "stream")
     results["contract"] = res.to_json_dict()
-    failures = _failures(res, "contract")
+    found = failures(res, "contract", positions=True)
 
     top = meta.get("expected_top")
     if top and "key" in list(df.columns):
         counts = _top_counts(ds, df, [int(e["key"]) for e in top], engine)
         table = zipf_table(top, counts, m, z=z)
-        zres = _run(ctx, pandas_source, build_zipf_suite(len(top)), table, "expected_top")
+        zres = run_suite(ctx, pandas_source, build_zipf_suite(len(top)), table, "expected_top")
         results["zipf"] = zres.to_json_dict()
-        results["zipf"]["table"] = _jsonable(table.to_dict(orient="records"))
-        zf = _failures(zres, "zipf")
+        results["zipf"]["table"] = jsonable(table.to_dict(orient="records"))
+        zf = failures(zres, "zipf")
         bad = table[~(table["z"] <= 1.0)]
         for f in zf:
             f["details"]["z"] = z
             if f["column"] == "z":
-                f["observed"] = _jsonable([
+                f["observed"] = jsonable([
                     {"rank": int(r.rank), "key": int(r.key), "p": float(r.p),
                      "observed": float(r.observed), "tol": float(r.tol)}
                     for r in bad.itertuples()])
-        failures += zf
-    return ValidationReport(dataset=ds.name, success=not failures, engine=engine,
-                            failures=failures, path=str(ds.path), tuples=m, ge_results=results)
+        found += zf
+    return ValidationReport(dataset=ds.name, success=not found, engine=engine,
+                            failures=found, path=str(ds.path), tuples=m, ge_results=results)
 
 
 def _top_counts(ds: Dataset, df: Any, keys: list[int], engine: str) -> dict[int, int]:

@@ -1,0 +1,78 @@
+"""``skewbench replay grouping``: replay a dataset through grouping strategies x workers x sources
+x parameters x seeds (also ``spark_jobs/replay.py grouping ...``)."""
+
+from __future__ import annotations
+
+import click
+
+from skewbench import clikit
+from skewbench.errors import SkewbenchError
+from skewbench.grouping import DEFAULT_STRATEGIES
+
+
+def _worker_speed(text: str | None) -> list[tuple[int, list[float]]] | None:
+    if not text:
+        return None
+    periods = []
+    try:
+        for part in text.split(";"):
+            start, _, factors = part.partition(":")
+            periods.append((int(start), [float(f) for f in factors.split(",")]))
+    except ValueError:
+        raise SkewbenchError(f"--worker-speed takes START:F1,F2,...[;START:...], got '{text}'") from None
+    return periods
+
+
+def _window(window: str | None) -> tuple[int | None, float | None]:
+    if not window:
+        return None, None
+    try:
+        if window.endswith("s"):
+            return None, float(window[:-1])
+        return int(window), None
+    except ValueError:
+        raise SkewbenchError(f"--window takes N (tuples) or Ns (seconds), got '{window}'") from None
+
+
+@click.command("grouping")
+@clikit.replay_options("grouping", ",".join(DEFAULT_STRATEGIES))
+@click.option("--workers", default="5,10,50,100", show_default=True, help="Comma-separated worker counts n.")
+@click.option("--sources", default="5", show_default=True,
+              help="Comma-separated source counts s (single-scheduler strategies such as osg use 1).")
+@click.option("--window", default=None, help="Metrics window: N tuples, or Ns seconds of dataset time "
+              "(default: 100 equal windows).")
+@click.option("--provisioning", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Replace arrival times by deterministic arrivals at P percent of capacity "
+                   "(100 = critical load; osg.spec.md 4.3). Default: the dataset's times.")
+@click.option("--worker-speed", default=None, metavar="START:F1,...[;START:...]",
+              help="Per-worker execution-time factors by stream index, e.g. "
+                   "'0:1.05,1.025,1,0.975,0.95;75000:0.9,0.95,1,1.05,1.1'.")
+@click.option("--queue-groups", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Queue-simulation tasks per cell (workers split into groups).")
+def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_items: tuple[str, ...], out: str,
+            overwrite: bool, engine: str, partitions: int | None, as_json: bool, workers: str, sources: str,
+            window: str | None, provisioning: float | None, worker_speed: str | None, queue_groups: int) -> None:
+    """Replay DATASET through grouping strategies x workers x sources x parameters x seeds."""
+    from skewbench.datasets.contract import open_dataset
+    from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
+    from skewbench.replay import executor_for
+    from skewbench.simulation import WorkerModel
+
+    names = clikit.name_list("strategies", strategies)
+    ds = open_dataset(dataset)
+    if ds.tuples == 0:
+        raise SkewbenchError(f"dataset {dataset} is empty: nothing to replay")
+    w_tuples, w_seconds = _window(window)
+    config = ReplayConfig(window=w_tuples, window_seconds=w_seconds, provisioning=provisioning,
+                          worker_speed=_worker_speed(worker_speed), queue_groups=queue_groups)
+    config.check()
+    cells = grid(names, clikit.int_list("workers", workers), clikit.int_list("sources", sources),
+                 list(range(seed_base, seed_base + seeds)), clikit.strategy_params(param_items))
+    if config.worker_speed:
+        for c in cells:
+            WorkerModel.periods(c.workers, config.worker_speed)
+    executor = executor_for(engine, partitions)
+    click.echo(f"replaying {ds.name} ({ds.tuples:,} tuples) through {len(cells)} cells on {engine}", err=True)
+    replay_to_dir(dataset, cells, out, config, executor, overwrite=overwrite, engine_name=engine,
+                  progress=lambda msg: click.echo(f"  {msg}", err=True))
+    clikit.print_results(out, ds.name, ds.meta["fingerprint"], as_json, "grouping")

@@ -1,0 +1,38 @@
+"""The grouping family's section of the nightly pipeline's Params (light: read at DAG parse time).
+
+The pipeline shows these fields under a "grouping" section of the trigger form, named
+``grouping_<name>`` (the family's strategies, ``grouping_strategies``, are added by the pipeline
+from the family's table), validates them with :data:`PARAMS` (JSON schema) and :func:`check`, and
+turns them into the arguments of ``skewbench replay grouping`` with :func:`job_args`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PARAMS: dict[str, dict[str, Any]] = {
+    "workers": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 10000}, "minItems": 1,
+                "uniqueItems": True, "default": [5, 10, 50, 100], "description": "Worker counts n."},
+    "sources": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 1000}, "minItems": 1,
+                "uniqueItems": True, "default": [5], "description": "Source counts s."},
+    "provisioning": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 100000, "default": 100,
+                     "description": "Arrival rate as a percentage of the workers' capacity (100 = critical "
+                                    "load); empty = the datasets' own arrival times."},
+}
+
+
+def check(section: dict[str, Any]) -> None:
+    """Rules beyond the JSON schema (raise :class:`skewbench.errors.SkewbenchError`): none."""
+
+
+def job_args(section: dict[str, Any]) -> list[str]:
+    """Arguments of ``skewbench replay grouping`` for this section (after the common ones).
+
+    ``provisioning`` (percent of the workers' capacity) replaces the dataset's arrival times by
+    a steady arrival rate at that load, so latencies mean the same on every dataset and worker
+    count; None keeps the dataset's times."""
+    args = ["--workers", ",".join(map(str, section["workers"])),
+            "--sources", ",".join(map(str, section["sources"]))]
+    if section.get("provisioning") is not None:
+        args += ["--provisioning", repr(float(section["provisioning"]))]
+    return args

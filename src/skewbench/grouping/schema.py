@@ -1,0 +1,118 @@
+"""The grouping family's results tables: coordinates, columns and METRICS (the results contract,
+`skewbench.results`), each described here once and computed by `skewbench.grouping.engine`.
+
+Imbalance follows dchoices.spec.md 1.2 and 3.1 (`max_w c_w / m - 1/n`); completion times
+(queueing + execution, ms), speed-up and gain against round robin follow osg.spec.md 3.3; memory
+follows dchoices.spec.md 3.5.  Windows are a fixed number of tuples (default: 100 equal windows)
+or of dataset seconds (`--window 3600s`).
+"""
+
+from __future__ import annotations
+
+from skewbench.results import Column, Metric
+
+#: the grid's axes besides strategy and seed
+COORDINATES = ("workers", "sources")
+#: how a cell's MLflow run is named (after the dataset's name)
+RUN_NAME = "{strategy} n={workers} s={sources} seed={seed}"
+
+_LAT = "ms"
+
+COLUMNS = (
+    Column("tuples", "int64", "tuples replayed (the dataset's size); in the series, the window's tuples", "both",
+           bounds=(0, None)),
+    Column("keys", "int64", "distinct keys seen in the stream", bounds=(1, None)),
+    Column("workers", "int64", "downstream workers n", "both", bounds=(1, None)),
+    Column("sources", "int64", "upstream sources s (1 for single-scheduler strategies such as OSG)", "both",
+           bounds=(1, None)),
+    Column("time_mode", "string", "'dataset' (the dataset's arrival times) or 'provisioning' (deterministic "
+           "arrivals at P% of the workers' capacity)", param=True),
+    Column("provisioning", "float64", "P of the provisioning time mode, in percent (0 when unused)", param=True),
+    Column("worker_tuples", "list<int64>", "tuples routed to each worker"),
+    Column("worker_head_tuples", "list<int64>", "tuples of true-head keys (f_k/m >= 1/(5n)) routed to each worker"),
+    Column("latency_cdf", "list<float64>", "101 completion times (ms), at quantiles 0, 0.01, ..., 0.99, 1"),
+    Column("stats", "string", "JSON: the strategy's own statistics (D-C's d, head size, OSG's run index, ...), "
+           "averaged over sources; in the series, at the window's end", "both"),
+    Column("window", "int64", "the metrics window's index (0, 1, ...)", "series", bounds=(0, None)),
+    Column("seq_start", "int64", "the window's first stream position", "series", bounds=(0, None)),
+    Column("seq_end", "int64", "one past the window's last stream position", "series"),
+    Column("worker_tuples_cum", "list<int64>", "tuples per worker up to the window's end", "series"),
+    Column("worker_tuples_win", "list<int64>", "tuples per worker within the window", "series"),
+)
+
+METRICS = (
+    # ---- summary: balance
+    Metric("imbalance", "largest worker load as a fraction of the tuples, minus 1/n", "", False, (0, 1),
+           log_axis=True, headline=True, fmt="g"),
+    Metric("imbalance_rel", "(largest load - mean load) / mean load", "", False, (0, None)),
+    Metric("imbalance_abs", "largest load minus the mean load, in tuples", "tuples", False, (0, None)),
+    Metric("imbalance_avg", "mean over windows of the cumulative imbalance", "", False, (0, 1), log_axis=True),
+    Metric("load_max", "largest worker load as a fraction of the tuples", "", False, (0, 1)),
+    Metric("load_min", "smallest worker load as a fraction of the tuples", "", True, (0, 1)),
+    # ---- summary: completion times (queueing + execution)
+    Metric("latency_mean", "mean completion time (queueing + execution)", _LAT, False, (0, None), (True, False),
+           label="latency mean", headline=True, fmt="f2"),
+    Metric("latency_p50", "median completion time (within 0.01%)", _LAT, False, (0, None)),
+    Metric("latency_p95", "95th percentile of completion time (within 0.01%)", _LAT, False, (0, None)),
+    Metric("latency_p99", "99th percentile of completion time (within 0.01%)", _LAT, False, (0, None),
+           label="latency p99", headline=True, fmt="f2"),
+    Metric("latency_max", "largest completion time", _LAT, False, (0, None)),
+    Metric("latency_min", "smallest completion time", _LAT, False, (0, None), (True, False)),
+    Metric("latency_worker_mean_max", "the largest per-worker mean completion time", _LAT, False, (0, None)),
+    Metric("exec_mean", "mean execution time", _LAT, None, (0, None), (True, False)),
+    Metric("queue_delay_mean", "mean wait before execution", _LAT, False, (0, None)),
+    Metric("throughput", "tuples per second: m / (last completion - first arrival)", "tuples/s", True,
+           (0, None), (True, False)),
+    Metric("latency_mean_rr", "mean completion time of round robin on the same arrivals and costs", _LAT, None,
+           (0, None), (True, False)),
+    Metric("speedup_vs_rr", "total completion time of round robin over the strategy's", "", True, (0, None),
+           (True, False), label="speedup vs RR", headline=True, fmt="f3"),
+    Metric("gain_vs_rr", "1 - mean completion time / round robin's", "", True, (None, 1), (False, True)),
+    # ---- summary: memory
+    Metric("pairs", "distinct (key, worker) pairs", "pairs", False, (0, None), dtype="int64"),
+    Metric("replication", "(key, worker) pairs per distinct key", "", False, (1, None), headline=True, fmt="f2"),
+    Metric("replicas_max", "largest number of workers one key went to", "workers", False, (1, None),
+           dtype="int64"),
+    Metric("replicas_head_mean", "mean number of workers per true-head key", "workers", False, (0, None)),
+    Metric("head_keys_true", "keys with f_k/m >= 1/(5n)", "keys", None, (0, None), dtype="int64"),
+    # ---- summary: timings
+    Metric("route_seconds", "seconds spent in the strategy's routing calls, summed over sources", "s", False,
+           (0, None), timing=True),
+    Metric("sim_tuples_per_s", "tuples routed per second of routing", "tuples/s", True, (0, None), timing=True),
+    Metric("wall_seconds", "wall-clock seconds of the whole replay", "s", False, (0, None), timing=True),
+    # ---- series (per cell and window)
+    Metric("imbalance_cum", "imbalance of the loads up to the window's end", "", False, (0, 1), windowed=True,
+           log_axis=True, table="series"),
+    Metric("imbalance_win", "imbalance of the window's own tuples", "", False, (0, 1), windowed=True,
+           log_axis=True, table="series"),
+    Metric("latency_mean", "mean completion time of the window's tuples", _LAT, False, (0, None), (True, False),
+           windowed=True, table="series", not_null_if="tuples > 0"),
+    Metric("latency_p50", "median completion time of the window's tuples (within 1%)", _LAT, False, (0, None),
+           table="series", not_null_if="tuples > 0"),
+    Metric("latency_p95", "95th percentile in the window (within 1%)", _LAT, False, table="series",
+           not_null_if="tuples > 0"),
+    Metric("latency_p99", "99th percentile in the window (within 1%)", _LAT, False, windowed=True,
+           table="series", not_null_if="tuples > 0"),
+    Metric("latency_max", "largest completion time in the window", _LAT, False, table="series",
+           not_null_if="tuples > 0"),
+)
+
+SUMMARY = (
+    "cell_id", "dataset", "dataset_fingerprint", "tuples", "keys",
+    "strategy", "workers", "sources", "seed", "params",
+    "time_mode", "provisioning",
+    "imbalance", "imbalance_rel", "imbalance_abs", "imbalance_avg",
+    "load_max", "load_min", "worker_tuples", "worker_head_tuples",
+    "latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "latency_min", "latency_cdf",
+    "latency_worker_mean_max", "exec_mean", "queue_delay_mean", "throughput",
+    "latency_mean_rr", "speedup_vs_rr", "gain_vs_rr",
+    "pairs", "replication", "replicas_max", "replicas_head_mean", "head_keys_true", "stats",
+    "route_seconds", "sim_tuples_per_s", "wall_seconds",
+)
+
+SERIES = (
+    "cell_id", "strategy", "workers", "sources", "seed",
+    "window", "seq_start", "seq_end", "tuples",
+    "imbalance_cum", "imbalance_win", "worker_tuples_cum", "worker_tuples_win",
+    "latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "stats",
+)

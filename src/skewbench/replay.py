@@ -1,0 +1,201 @@
+"""Family-independent replay machinery: cells, grids, executors, scratch space, the manifest.
+
+A replay runs a dataset through a *grid* of :class:`Cell` s (a strategy with parameters, the
+family's coordinates such as workers and sources, and a hash seed).  A family's engine turns the
+grid into independent tasks and maps them with an :data:`Executor`: :func:`local_executor` (this
+process) or :func:`spark_executor` (Spark tasks; results come back in item order, so a replay is
+bit-identical on either).  :func:`replay_to_dir` gives the engine a scratch directory beside the
+output, then writes the results directory (:func:`skewbench.results.write_results`) with the
+manifest every later stage reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, is_dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from skewbench import registry
+from skewbench.errors import SkewbenchError
+
+Executor = Callable[[Callable[[Any], Any], Sequence[Any], str], list[Any]]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of a grid: a strategy with its parameters at some coordinates, with one seed.
+
+    ``coords`` are the family's coordinates in its order (e.g. ``(("workers", 5), ("sources",
+    1))``); they are also attributes (``cell.workers``).
+    """
+
+    strategy: str
+    coords: tuple[tuple[str, Any], ...]
+    seed: int
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name == "coords":
+            raise AttributeError(name)
+        for k, v in self.coords:
+            if k == name:
+                return v
+        raise AttributeError(f"cell has no coordinate {name!r}")
+
+    @property
+    def param_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    @property
+    def coord_dict(self) -> dict[str, Any]:
+        return dict(self.coords)
+
+    @property
+    def cell_id(self) -> str:
+        """16 hex digits: a hash of strategy, coordinate values, seed and parameters."""
+        text = json.dumps([self.strategy, *[v for _, v in self.coords], self.seed, list(self.params)],
+                          sort_keys=True, default=str)
+        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cell_id": self.cell_id, "strategy": self.strategy, **self.coord_dict, "seed": self.seed,
+                "params": dict(self.params)}
+
+
+def grid(family: str, strategies: Sequence[str], axes: Mapping[str, Sequence[int]], seeds: Sequence[int],
+         params: dict[str, dict[str, list[Any]]] | None = None,
+         adjust: Callable[[type, dict[str, Any]], dict[str, Any]] | None = None) -> list[Cell]:
+    """The cartesian grid: strategies x parameter combinations x axes (in order) x seeds.
+
+    ``params[strategy][name]`` lists values of one strategy's parameter (each adds an axis for
+    that strategy only).  ``adjust(cls, coords)`` may change a cell's coordinates (e.g. a
+    single-scheduler strategy runs with one source); duplicate cells are dropped, order kept.
+    Axis values must be integers >= 1.
+    """
+    params = params or {}
+    for name in strategies:
+        registry.get(family, name)  # unknown names fail here, before any work
+    unknown = set(params) - set(strategies)
+    if unknown:
+        raise SkewbenchError(f"parameters given for strategies not in the grid: {sorted(unknown)}")
+    for axis, values in axes.items():
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int) and not hasattr(v, "__index__") or int(v) < 1:
+                raise SkewbenchError(f"{axis} must be integers >= 1, got {v}")
+    cells: list[Cell] = []
+    seen: set[Cell] = set()
+    names = list(axes)
+    for name in strategies:
+        cls = registry.get(family, name)
+        p = params.get(name, {})
+        defaults = getattr(cls, "defaults", {}) or {}
+        bad = set(p) - set(defaults)
+        if bad:
+            raise SkewbenchError(f"{name}: unknown parameter(s) {sorted(bad)}; it takes {sorted(defaults) or 'none'}")
+        pnames = sorted(p)
+        for combo in itertools.product(*(p[a] for a in pnames)) if pnames else [()]:
+            for values in itertools.product(*(axes[a] for a in names)):
+                coords = {a: int(v) for a, v in zip(names, values)}
+                if adjust is not None:
+                    coords = adjust(cls, coords)
+                for seed in seeds:
+                    c = Cell(name, tuple(coords.items()), int(seed), tuple(zip(pnames, combo)))
+                    if c not in seen:
+                        seen.add(c)
+                        cells.append(c)
+    return cells
+
+
+# --------------------------------------------------------------------------------------------
+# executors
+
+
+def local_executor(fn: Callable[[Any], Any], items: Sequence[Any], description: str = "") -> list[Any]:
+    """Run ``fn`` over ``items`` in this process, in order."""
+    return [fn(x) for x in items]
+
+
+def spark_executor(spark, partitions: int | None = None) -> Executor:
+    """An executor whose items are dealt to Spark tasks.
+
+    Item ``i`` goes to task ``i mod P`` (so items of every size are spread over the tasks), with
+    ``P = partitions`` or, by default, twice the cluster's default parallelism: a Spark task costs
+    tens of milliseconds to schedule, more than many small replay items.  Results come back in
+    item order whatever ``P`` is.
+    """
+    from skewbench.spark import run_tasks
+
+    def execute(fn: Callable[[Any], Any], items: Sequence[Any], description: str = "") -> list[Any]:
+        items = list(items)
+        if not items:
+            return []
+        p = max(1, min(len(items), partitions or 2 * spark.sparkContext.defaultParallelism))
+        dealt = run_tasks(spark, lambda t: [fn(items[i]) for i in range(t, len(items), p)], p, description)
+        return [dealt[i % p][i // p] for i in range(len(items))]
+
+    return execute
+
+
+def executor_for(engine: str, partitions: int | None = None) -> Executor:
+    """``local`` or ``spark`` (the session from :func:`skewbench.spark.get_spark`)."""
+    if engine == "local":
+        return local_executor
+    if engine == "spark":
+        from skewbench.spark import get_spark
+
+        return spark_executor(get_spark(), partitions)
+    raise SkewbenchError(f"unknown engine '{engine}' (local or spark)")
+
+
+# --------------------------------------------------------------------------------------------
+# running into a results directory
+
+
+def scratch_dir(out_dir: str | os.PathLike | None = None) -> Path:
+    """A new scratch directory beside ``out_dir`` (same file system, visible to Spark tasks on
+    this machine), or in the system's temporary directory."""
+    parent = Path(out_dir).absolute().parent if out_dir is not None else None
+    return Path(tempfile.mkdtemp(prefix=".skewbench-scratch-", dir=parent if parent and parent.exists() else None))
+
+
+@dataclass
+class Replayed:
+    """What a family's engine returns to :func:`replay_to_dir`."""
+
+    summary: list[dict[str, Any]]
+    series: list[dict[str, Any]]
+    seconds: float
+
+
+def replay_to_dir(family: str, ds_path: str | os.PathLike, cells: Sequence[Cell], out_dir: str | os.PathLike,
+                  run: Callable[[Path], Replayed], config: Any = None, overwrite: bool = False,
+                  engine_name: str = "local") -> dict[str, Any]:
+    """Run ``run(scratch)`` (the family's engine) and write its results directory; returns the
+    manifest.  The scratch directory is removed whatever happens; nothing is written on error."""
+    from skewbench.datasets.contract import open_dataset
+    from skewbench.results import write_results
+
+    out = Path(out_dir)
+    if out.exists() and not overwrite:
+        raise SkewbenchError(f"{out} already exists; pass --overwrite to replace it")
+    ds = open_dataset(ds_path)
+    scratch = scratch_dir(out)
+    try:
+        res = run(scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    manifest = {
+        "dataset": {"path": str(Path(ds_path).absolute()), "name": ds.name, "fingerprint": ds.meta["fingerprint"],
+                    "tuples": ds.tuples},
+        "config": asdict(config) if is_dataclass(config) else dict(config or {}),
+        "cells": [c.to_dict() for c in cells],
+        "engine": engine_name,
+        "seconds": res.seconds,
+    }
+    return write_results(out, family, res.summary, res.series, manifest, overwrite=overwrite)
