@@ -2,7 +2,8 @@
 #   make run        the nightly pipeline once, on embedded defaults (Airflow, Spark, GE, MLflow)
 #   make ui         the Airflow and MLflow UIs on localhost (make ui-stop stops them)
 #   make datasets   generate, validate and describe the default dataset catalog only
-#   make test       the test suite (what CI runs)
+#   make test       the import-layer contracts (import-linter) and the test suite (what CI runs)
+#   make docs       regenerate docs/results.md from the families' schemas
 #   make bench      the benchmarks (figures go to BENCHMARKS.md)
 #   make reproduce  the paper-reproduction checks (tests/reproduction, all of them)
 #   make lock       re-resolve requirements.lock from pyproject.toml (needs the package registry)
@@ -33,7 +34,7 @@ export AIRFLOW__CORE__PLUGINS_FOLDER := $(abspath plugins)
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 export AIRFLOW_CONN_SPARK_DEFAULT ?= {"conn_type": "spark", "host": "$(or $(SKEWBENCH_SPARK_MASTER),local[*])"}
 
-.PHONY: install run datasets ui ui-stop test bench reproduce lock clean java
+.PHONY: install run datasets ui ui-stop test bench reproduce lock clean java docs
 
 install: $(STAMP)
 
@@ -66,11 +67,15 @@ ui-stop:
 	@scripts/ui.sh stop
 
 test: $(STAMP)
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_generate.py
 	$(BIN)/python benchmarks/bench_grouping.py all
+
+docs: $(STAMP)
+	$(BIN)/skewbench results doc --out docs/results.md
 
 reproduce: $(STAMP)
 	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q -m reproduction tests/reproduction
