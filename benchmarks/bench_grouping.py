@@ -3,10 +3,15 @@
 1. ``kernels``: every strategy's routing kernel on one core, 10^7 Zipf tuples, against a bare
    numpy pass that hashes the same keys (splitmix64 and fastrange, vectorised).  OSG includes
    its queue simulation (it is part of its decision loop).
-2. ``spark``: the whole replay (routing, queues, metrics) of one dataset through 7 strategies at
+2. ``queues``: the shared worker-queue simulation (:func:`skewbench.simulation.simulate_queues`:
+   per-worker sums, fine and per-window latency histograms) of 10^7 assigned tuples, against the
+   bare FIFO loop of the round-robin baseline (:func:`~skewbench.simulation.round_robin_latency`)
+   on the same tuples, one core.
+3. ``spark``: the whole replay (routing, queues, metrics) of one dataset through 7 strategies at
    5 workers and 5 sources, on Spark ``local[2]`` against the in-process engine on the same work.
 
     python benchmarks/bench_grouping.py kernels [--tuples 10000000]
+    python benchmarks/bench_grouping.py queues [--tuples 10000000]
     python benchmarks/bench_grouping.py spark [--tuples 100000000]
     python benchmarks/bench_grouping.py all
 """
@@ -29,6 +34,7 @@ from skewbench.grouping.base import Batch
 
 TARGETS = {"kg": 3, "sg": 3, "pkg": 10, "dc": 20, "wc": 20, "rr": 20, "fixed-d": 20, "osg": 50, "fk": 50}
 SPARK_TARGET = 2.0
+QUEUE_TARGET = 15.0  # two logarithms per tuple (fine and per-window histogram bins) dominate
 
 
 def _mix64_np(x: np.ndarray) -> np.ndarray:
@@ -84,6 +90,35 @@ def bench_kernels(tuples: int, keys: int, alpha: float, workers: int, sources: i
     return res
 
 
+def bench_queues(tuples: int, workers: int, repeat: int, windows: int = 100) -> dict:
+    from skewbench.simulation import new_queue_state, round_robin_latency, simulate_queues
+
+    rng = np.random.default_rng(1)
+    seq = np.arange(tuples, dtype=np.int64)
+    assigned = rng.integers(0, workers, tuples).astype(np.int64)
+    cost = rng.uniform(0.1, 6.4, tuples)
+    arrival = seq * (cost.mean() / workers)  # P = 100%
+    window = (seq * windows // tuples).astype(np.int64)
+    group = np.ones(workers, dtype=np.bool_)
+
+    def fifo() -> float:
+        free, lat = np.full(workers, -np.inf), np.zeros(workers)
+        t = time.perf_counter()
+        round_robin_latency(seq, arrival, cost, group, free, lat, workers)
+        return time.perf_counter() - t
+
+    def full() -> float:
+        st = new_queue_state(workers, windows)
+        t = time.perf_counter()
+        simulate_queues(st, assigned, arrival, cost, group, window)
+        return time.perf_counter() - t
+
+    fifo(), full()  # JIT / cache warm-up
+    base, el = _best(fifo, repeat), _best(full, repeat)
+    return {"tuples": tuples, "workers": workers, "fifo_tuples_per_s": tuples / base,
+            "queues_tuples_per_s": tuples / el, "time_ratio": el / base, "target": QUEUE_TARGET}
+
+
 def bench_spark(tuples: int, keys: int, alpha: float, workdir: str | None) -> dict:
     from skewbench.grouping.engine import ReplayConfig, grid, replay
     from skewbench.replay import spark_executor
@@ -126,7 +161,7 @@ def bench_spark(tuples: int, keys: int, alpha: float, workdir: str | None) -> di
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["kernels", "spark", "all"], nargs="?", default="all")
+    ap.add_argument("what", choices=["kernels", "queues", "spark", "all"], nargs="?", default="all")
     ap.add_argument("--tuples", type=int, default=None, help="default: 10^7 (kernels), 10^8 (spark)")
     ap.add_argument("--keys", type=int, default=10_000)
     ap.add_argument("--alpha", type=float, default=1.0)
@@ -150,6 +185,15 @@ def main() -> None:
             if not a.json:
                 print(f"  {name:16s} {v['tuples_per_s'] / 1e6:8.1f} M tuples/s   {v['time_ratio']:6.2f}x "
                       f"(target <= {v['target']}x) {'ok' if good else 'MISSED'}")
+    if a.what in ("queues", "all"):
+        out["queues"] = r = bench_queues(a.tuples or 10_000_000, a.workers, a.repeat)
+        good = r["time_ratio"] <= r["target"]
+        ok &= good
+        if not a.json:
+            print(f"queues: {r['tuples']:,} tuples, n={r['workers']}, one core")
+            print(f"  {'bare FIFO loop':16s} {r['fifo_tuples_per_s'] / 1e6:8.1f} M tuples/s   (baseline)")
+            print(f"  {'queue simulation':16s} {r['queues_tuples_per_s'] / 1e6:8.1f} M tuples/s   "
+                  f"{r['time_ratio']:6.2f}x (target <= {r['target']}x) {'ok' if good else 'MISSED'}")
     if a.what in ("spark", "all"):
         out["spark"] = r = bench_spark(a.tuples or 100_000_000, a.keys, a.alpha, a.workdir)
         good = r["time_ratio"] <= r["target"] and r["identical_results"]
