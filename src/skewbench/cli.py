@@ -200,6 +200,11 @@ def validate_cmd(directory: str, engine: str, as_json: bool) -> None:
     from skewbench.validation.datasets import validate_dataset
 
     report = validate_dataset(directory, engine=engine)
+    _verdict(report, as_json, f"{report.dataset}: valid ({report.engine})")
+
+
+def _verdict(report: Any, as_json: bool, ok_text: str) -> None:
+    """A validation report on stdout (JSON, or one line when valid); raises when it failed."""
     if as_json:
         d = report.to_dict()
         d.pop("ge_result", None)
@@ -207,7 +212,7 @@ def validate_cmd(directory: str, engine: str, as_json: bool) -> None:
     if not report.success:
         report.raise_for_failure()
     if not as_json:
-        click.echo(f"{report.dataset}: valid ({report.engine})")
+        click.echo(ok_text)
 
 
 @datasets.command("describe")
@@ -290,14 +295,7 @@ def results_validate(directory: str, keep_dir: str | None, as_json: bool) -> Non
     from skewbench.validation.results import validate_results
 
     report = validate_results(directory, keep_dir=keep_dir)
-    if as_json:
-        d = report.to_dict()
-        d.pop("ge_result", None)
-        _echo_json(d)
-    if not report.success:
-        report.raise_for_failure()
-    if not as_json:
-        click.echo(report.message())
+    _verdict(report, as_json, report.message())
 
 
 @results.command("report")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -21,7 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-from skewbench.results import json_dict
+from skewbench.results import json_dict, slug  # noqa: F401  (slug: for the families' figure names)
 
 #: default figure size (inches) and resolution: PNGs are 900 x 540 pixels
 FIGSIZE = (9.0, 5.4)
@@ -77,10 +76,6 @@ def colors(labels: Iterable[str]) -> dict[str, tuple[str, str]]:
     palette = [f"C{i}" for i in range(10)]
     styles = ["-", "--", ":", "-."]
     return {lab: (palette[i % 10], styles[(i // 10) % 4]) for i, lab in enumerate(dict.fromkeys(labels))}
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_") or "dataset"
 
 
 def figure(figsize: tuple[float, float] = FIGSIZE, dpi: int = DPI) -> Figure:

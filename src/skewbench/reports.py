@@ -28,8 +28,8 @@ import pyarrow as pa
 
 from skewbench import __version__
 from skewbench import families as _families
-from skewbench.plotting import TableLike, fmt_number, frame, slug, with_labels
-from skewbench.results import load_results, schema
+from skewbench.plotting import TableLike, fmt_number, frame, with_labels
+from skewbench.results import load_results, results_names, schema
 
 __all__ = ["load_results", "render_markdown_summary", "render_report", "results_names", "summary_table"]
 
@@ -80,24 +80,6 @@ def _text_table(headers: list[str], rows: list[list[str]]) -> str:
 
 # --------------------------------------------------------------------------------------------
 # reports over results directories
-
-
-def results_names(manifests: Sequence[Mapping[str, Any]]) -> list[str]:
-    """A unique, path-safe name per results directory: the dataset's name, plus the family and
-    then the fingerprint when needed to tell them apart (plots and artifacts go under it)."""
-    def ds(m):
-        return m.get("dataset") or {}
-
-    names = [slug(ds(m).get("name") or "dataset") for m in manifests]
-    for extra in (lambda m: m.get("family", ""), lambda m: str(ds(m).get("fingerprint", ""))[:12]):
-        dup = {n for n in names if names.count(n) > 1}
-        names = [f"{n}-{slug(extra(m))}" if n in dup else n for n, m in zip(names, manifests)]
-    seen: dict[str, int] = {}
-    unique = []
-    for n in names:
-        seen[n] = seen.get(n, 0) + 1
-        unique.append(n if seen[n] == 1 else f"{n}-{seen[n]}")
-    return unique
 
 
 def render_markdown_summary(results: Sequence[str | os.PathLike] | str | os.PathLike | TableLike,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -275,6 +276,28 @@ def load_results(results_dirs: Sequence[str | os.PathLike] | str | os.PathLike
     if not out:
         raise SkewbenchError("no results directories given")
     return out
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_") or "dataset"
+
+
+def results_names(manifests: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A unique, path-safe name per results directory: the dataset's name, plus the family and
+    then the fingerprint when needed to tell them apart (plots and artifacts go under it)."""
+    def ds(m):
+        return m.get("dataset") or {}
+
+    names = [slug(ds(m).get("name") or "dataset") for m in manifests]
+    for extra in (lambda m: m.get("family", ""), lambda m: str(ds(m).get("fingerprint", ""))[:12]):
+        dup = {n for n in names if names.count(n) > 1}
+        names = [f"{n}-{slug(extra(m))}" if n in dup else n for n, m in zip(names, manifests)]
+    seen: dict[str, int] = {}
+    unique = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        unique.append(n if seen[n] == 1 else f"{n}-{seen[n]}")
+    return unique
 
 
 # --------------------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
 from skewbench.errors import SkewbenchError
-from skewbench.results import json_dict, load_results, schema
+from skewbench.results import json_dict, load_results, results_names, schema
 
 EXPERIMENT_PREFIX = "skewbench-"
 KEY_TAG = "skewbench.key"
@@ -330,8 +330,8 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
             report: str | os.PathLike | None = None, plots_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     """Log one pipeline run's results directories (one family) to MLflow, idempotently.
 
-    ``names`` name each results directory's artifacts (default: its dataset's name, numbered
-    when repeated); ``report`` is a rendered HTML report logged as ``report.html``;
+    ``names`` name each results directory's artifacts (default:
+    :func:`skewbench.results.results_names`); ``report`` is a rendered HTML report logged as ``report.html``;
     ``plots_dir/<name>/*.png`` are logged as ``plots/<name>/``.  Returns ``{"experiment_id",
     "parent_run_id", "children": {key: run_id}, "report": path}``; ``report`` is the local path of
     ``report.html`` in a ``file:`` artifact store, else its URI (None when none was given).
@@ -346,7 +346,7 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
         raise SkewbenchError(f"log_run: one family per call (one experiment), got {families}")
     family = families[0]
     sch = schema(family)
-    names = list(names) if names is not None else _default_names([m for _, m, _, _ in loaded])
+    names = list(names) if names is not None else results_names([m for _, m, _, _ in loaded])
     if len(names) != len(loaded) or len(set(names)) != len(names):
         raise SkewbenchError("log_run: one unique name per results directory")
     fingerprints = [str((m.get("dataset") or {}).get("fingerprint", "")) for _, m, _, _ in loaded]
@@ -444,16 +444,6 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
         raise
     return {"experiment_id": eid, "parent_run_id": pid, "children": children,
             "report": _artifact_path(client.get_run(pid), Path(report).name) if report is not None else None}
-
-
-def _default_names(manifests: Sequence[Mapping[str, Any]]) -> list[str]:
-    names = [_name(str((m.get("dataset") or {}).get("name") or "dataset")).replace("/", "_") for m in manifests]
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        seen[n] = seen.get(n, 0) + 1
-        out.append(n if seen[n] == 1 else f"{n}-{seen[n]}")
-    return out
 
 
 def open_parent(tracking_uri: str, family: str, run_key: str, run_name: str,
