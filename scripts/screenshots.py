@@ -60,16 +60,18 @@ def airflow_shots(page, base: str, password: str, out: Path, run_id: str | None)
     page.goto(f"{base}/dags/{DAG}/runs/{run}")
     settle(page)
     page.screenshot(path=out / "airflow-nightly-run.png")
-    page.goto(f"{base}/dags/{DAG}/runs/{run}/tasks/replay/mapped/0/details")
+    page.goto(f"{base}/dags/{DAG}/runs/{run}/tasks/grouping.replay/mapped/0/details")
     settle(page)
     page.screenshot(path=out / "airflow-replay-mlflow-link.png")
     page.goto(f"{base}/dags/{DAG}")
     settle(page)
     page.get_by_role("button", name="Trigger").first.click()
-    section = page.get_by_role("button", name="Run Parameters").first
-    section.wait_for(timeout=30_000)
-    if section.get_attribute("aria-expanded") != "true":
-        section.click()
+    # the Params come in sections (the common fields, then one per family): open each
+    page.get_by_role("button", name="grouping family").first.wait_for(timeout=30_000)
+    for name in ("Datasets", "Families", "grouping family"):
+        section = page.get_by_role("button", name=name).first
+        if section.count() and section.get_attribute("aria-expanded") != "true":
+            section.click()
     settle(page, 1.5)
     page.screenshot(path=out / "airflow-trigger-params.png")
     return run_id
