@@ -131,7 +131,7 @@ class ShiftedKG(KG):
     name = "shifted-kg"
     description = "key grouping, then SHIFT workers further (modulo n)"
     defaults = {"shift": 1}
-    param_docs = {"shift": "workers to move every tuple by, an integer (default 1)"}
+    param_docs = {"shift": "How many workers to move every tuple by, an integer (default 1)."}
 
     def route(self, batch):
         return (super().route(batch) + int(self.params["shift"])) % self.workers

@@ -32,7 +32,7 @@ class Modulo(Rule):
     name = "modulo"
     description = "key plus an offset, modulo the number of bins"
     defaults = {"offset": 0}
-    param_docs = {"offset": "an integer added to every key before taking it modulo the bins (default 0)"}
+    param_docs = {"offset": "An integer added to every key before taking it modulo the bins (default 0)."}
 
     def assign(self, keys: np.ndarray) -> np.ndarray:
         return (keys + int(self.params["offset"])) % self.workers
