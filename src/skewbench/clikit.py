@@ -132,7 +132,7 @@ def print_results(out: str, dataset: str, fingerprint: str, as_json: bool, famil
         return
     s = schema(family)
     coords = list(s.coordinates)
-    heads = [m for m in s.headline]
+    heads = s.headline
     click.echo(" ".join([f"{'strategy':10s}", *[f"{c[:8]:>8s}" for c in coords], f"{'seed':>4s}",
                          *[f"{(m.label or m.name)[:12]:>12s}" for m in heads]]))
     for r in rows:

@@ -12,8 +12,7 @@ Parameters (the DAG's Params, checked again here before any Spark job starts).  
     hash seeds per grid cell.
 
 and one section per family, fields named ``<family>_<name>``: ``<family>_strategies`` (empty:
-the family's defaults) and the fields of the family's ``params.PARAMS`` (grouping: workers,
-sources, provisioning), validated by their JSON schema and the family's ``params.check``.
+the family's defaults) and the fields of the family's ``params.PARAMS``, validated by their JSON schema and the family's ``params.check``.
 
 Locations come from :mod:`skewbench.settings` (``SKEWBENCH_STATE``, ``SKEWBENCH_DATA_ROOT``,
 ``SKEWBENCH_RUNS_ROOT`` = ``<logical date>/<run id>/<dataset>/<family>``,
@@ -90,8 +89,8 @@ def params_schema() -> dict[str, dict[str, Any]]:
         "catalog_set": {"type": "string", "enum": list(SETS), "default": "default", "section": "Datasets",
                         "description": "Scale: the catalog's default (small) or paper (papers' sizes) set."},
         "families": {"type": "array", "items": {"type": "string", "enum": fams}, "minItems": 1,
-                     "uniqueItems": True, "default": ["grouping"] if "grouping" in fams else fams[:1],
-                     "description": "Strategy families to run.", "section": "Families"},
+                     "uniqueItems": True, "default": list(_families.BUILTIN),
+                     "description": "Strategy families to run (default: the built-in ones).", "section": "Families"},
         "seeds": {"type": "integer", "minimum": 1, "maximum": 100, "default": 1, "section": "Families",
                   "description": "Hash seeds per grid cell."},
     }
@@ -264,12 +263,10 @@ def log_results(dirs: list[str], family: str, key: str, name: str, tags: dict[st
     parent run ``key`` (idempotent: the same key updates the same runs)."""
     import tempfile
 
-    from skewbench.reports import render_report, results_names
-    from skewbench.results import load_results
+    from skewbench.reports import render_report
     from skewbench.tracking import default_tracking_uri, find_parent, log_run
 
     uri = default_tracking_uri()
-    names = results_names([m for _, m, _, _ in load_results(dirs)])
     context: dict[str, Any] = {**tags, "skewbench.key": key, "skewbench.family": family, "run name": name}
     found = find_parent(uri, family, key)
     if found is not None:
@@ -277,8 +274,9 @@ def log_results(dirs: list[str], family: str, key: str, name: str, tags: dict[st
     with tempfile.TemporaryDirectory(prefix="skewbench-report-") as tmp:
         report = render_report(dirs, Path(tmp) / "report.html", title or f"skewbench {family}: {name}", context,
                                plots_dir=Path(tmp) / "plots")
-        return log_run(dirs, tracking_uri=uri, run_key=key, run_name=name, tags=tags, names=names,
-                       report=report, plots_dir=Path(tmp) / "plots")
+        # artifacts and plots are both named by results.results_names (log_run's default)
+        return log_run(dirs, tracking_uri=uri, run_key=key, run_name=name, tags=tags, report=report,
+                       plots_dir=Path(tmp) / "plots")
 
 
 def log_family(plan: list[dict[str, Any]], family: str, dag_id: str, run_id: str, logical_date: str,

@@ -20,7 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-from skewbench.results import json_dict, slug  # noqa: F401  (slug: for the families' figure names)
+from skewbench.results import json_dict
 
 #: default figure size (inches) and resolution: PNGs are 900 x 540 pixels
 FIGSIZE = (9.0, 5.4)

@@ -54,11 +54,6 @@ def names(family: str) -> list[str]:
     return list(_table(family))
 
 
-def outside(family: str) -> dict[str, str]:
-    """The strategies that entry points add to ``family``."""
-    return {k: v for k, v in _table(family).items() if k not in _families.get(family).builtin_strategies}
-
-
 @lru_cache(maxsize=None)
 def _load(target: str) -> type:
     mod, _, cls = target.partition(":")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import operator
 import os
 import shutil
 import tempfile
@@ -53,10 +54,6 @@ class Cell:
         return dict(self.params)
 
     @property
-    def coord_dict(self) -> dict[str, Any]:
-        return dict(self.coords)
-
-    @property
     def cell_id(self) -> str:
         """16 hex digits: a hash of strategy, coordinate values, seed and parameters."""
         text = json.dumps([self.strategy, *[v for _, v in self.coords], self.seed, list(self.params)],
@@ -64,7 +61,7 @@ class Cell:
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cell_id": self.cell_id, "strategy": self.strategy, **self.coord_dict, "seed": self.seed,
+        return {"cell_id": self.cell_id, "strategy": self.strategy, **dict(self.coords), "seed": self.seed,
                 "params": dict(self.params)}
 
 
@@ -86,7 +83,7 @@ def grid(family: str, strategies: Sequence[str], axes: Mapping[str, Sequence[int
         raise SkewbenchError(f"parameters given for strategies not in the grid: {sorted(unknown)}")
     for axis, values in axes.items():
         for v in values:
-            if isinstance(v, bool) or not isinstance(v, int) and not hasattr(v, "__index__") or int(v) < 1:
+            if isinstance(v, bool) or not hasattr(v, "__index__") or operator.index(v) < 1:
                 raise SkewbenchError(f"{axis} must be integers >= 1, got {v}")
     cells: list[Cell] = []
     seen: set[Cell] = set()

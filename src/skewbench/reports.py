@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from skewbench import __version__
 from skewbench import families as _families
+from skewbench.errors import SkewbenchError
 from skewbench.plotting import TableLike, fmt_number, frame, with_labels
 from skewbench.results import load_results, results_names, schema
 
@@ -42,7 +43,7 @@ def _table_columns(family: str) -> list[tuple[str, str, str]]:
     return [(m.name, m.header, m.fmt) for m in schema(family).headline]
 
 
-def summary_table(summary: TableLike, family: str = "grouping") -> pd.DataFrame:
+def summary_table(summary: TableLike, family: str) -> pd.DataFrame:
     """One row per dataset, strategy label and coordinates: the mean over seeds of the family's
     headline metrics (unformatted), with the number of seeds."""
     coords = list(schema(family).coordinates)
@@ -83,10 +84,12 @@ def _text_table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def render_markdown_summary(results: Sequence[str | os.PathLike] | str | os.PathLike | TableLike,
-                            family: str = "grouping") -> str:
+                            family: str | None = None) -> str:
     """The summary tables (mean over seeds) as Markdown text, one per results directory (or of
     one summary table of ``family``)."""
     if isinstance(results, (pa.Table, pd.DataFrame)):
+        if family is None:
+            raise SkewbenchError("render_markdown_summary: a summary table needs its family")
         blocks = [({"family": family, "_table_only": True}, frame(results))]
     else:
         blocks = [(m, s.to_pandas()) for _, m, s, _ in load_results(results)]
@@ -149,7 +152,7 @@ def render_report(results_dirs: Sequence[str | os.PathLike], out_path: str | os.
     dataset's fingerprint.  Figures are written under ``plots_dir/<name>/`` (see
     :func:`results_names`; default: a temporary directory, removed) and inlined as base64 PNG.
     Each family draws its own figures (its ``report.figures``, given ``figure_options``, e.g.
-    ``workers=`` for grouping) and may add a ``NOTE`` under the datasets table.
+    a family's coordinate such as ``workers=``) and may add a ``NOTE`` under the datasets table.
     """
     loaded = load_results(results_dirs)
     names = results_names([m for _, m, _, _ in loaded])

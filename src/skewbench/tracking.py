@@ -15,17 +15,15 @@ Layout
   <run_key>/<fingerprint[:12]>/<cell_id>``, found among the parent's children the same way.
 
   - Params: the family's param columns (:attr:`skewbench.results.Schema.param_columns`: strategy,
-    coordinates, seed, dataset, fingerprint, descriptive columns such as grouping's ``time_mode``
-    and ``provisioning``), every strategy parameter as used
-    (``p.<name>``), and the replay configuration's non-null entries (``c.<name>``).  MLflow
+    coordinates, seed, dataset, fingerprint and the schema's ``param`` columns), every strategy
+    parameter as used (``p.<name>``), and the replay configuration's non-null entries (``c.<name>``).  MLflow
     never changes a param's value: only params not already present are logged, and a different
     value already present (the same run key used for other results) raises
     :class:`SkewbenchError` before anything is written.
   - Final metrics (step 0): every numeric summary column but the params; the timing metrics as
     ``time.<column>``; the numeric entries of ``stats`` as ``s.<name>``.
   - Step metrics (step = window index): ``window.<name>`` for the family's *windowed* series
-    METRICS (grouping: ``imbalance_cum``, ``imbalance_win``, ``latency_mean``, ``latency_p99``)
-    and ``window.s.<name>`` for the numeric entries of the window's ``stats``.
+    METRICS and ``window.s.<name>`` for the numeric entries of the window's ``stats``.
 
   NaN and infinite values are skipped.  Deterministic metrics carry the run's start time as
   timestamp; timing metrics the current time (so the latest is the one shown).  Logging the

@@ -94,7 +94,7 @@ def test_zero_imbalance_is_drawn_at_the_floor(tables, tmp_path):
 
 def test_summary_table_means_over_seeds_and_labels_varying_params(tables):
     summary = tables[0].to_pandas()
-    table = reports.summary_table(summary)
+    table = reports.summary_table(summary, "grouping")
     # W-C's capacity and theta follow n: not part of its label
     assert list(dict.fromkeys(table["label"])) == STRATEGIES
     assert (table["seeds"] == 2).all() and len(table) == 8
@@ -105,7 +105,7 @@ def test_summary_table_means_over_seeds_and_labels_varying_params(tables):
     # a parameter with two values at the same (n, s, seed) tells the cells apart
     wc = summary[summary.strategy == "wc"].copy()
     wc["params"] = [json.dumps({**json.loads(p), "eps": 0.01}) for p in wc["params"]]
-    labels = set(reports.summary_table(pd.concat([summary, wc]))["label"])
+    labels = set(reports.summary_table(pd.concat([summary, wc]), "grouping")["label"])
     assert {"wc (eps=0.0001)", "wc (eps=0.01)"} <= labels and "wc" not in labels
 
 
@@ -138,7 +138,7 @@ def test_markdown_summary(results, tables):
     assert len(lines) == 2 * (2 + 8)
     for s in STRATEGIES:
         assert f"| {s} " in text
-    assert reports.render_markdown_summary(tables[0]).count("\n|") == 9
+    assert reports.render_markdown_summary(tables[0], "grouping").count("\n|") == 9
     assert isinstance(tables[0], pa.Table)
 
 

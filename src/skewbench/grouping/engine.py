@@ -128,10 +128,6 @@ def grid(strategies: Sequence[str], workers: Sequence[int], sources: Sequence[in
     def adjust(cls: type, coords: dict[str, Any]) -> dict[str, Any]:
         return {**coords, "sources": 1} if cls.single_source else coords
 
-    for name, values in (("workers", workers), ("sources", sources)):
-        for v in values:
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise SkewbenchError(f"{name} must be integers >= 1, got {v}")
     cells = _replay.grid(FAMILY, strategies, {"workers": workers, "sources": sources}, seeds, params, adjust)
     # validate every parameter combination now (constructing is cheap), not inside a task
     for c in cells:

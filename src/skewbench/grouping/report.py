@@ -26,7 +26,8 @@ import pandas as pd
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.schema import COORDINATES
 from skewbench.plotting import (DPI, FIGSIZE, TableLike, figure, fmt_number, frame, log_y, readable_log_x,
-                                save, slug, with_labels)
+                                save, with_labels)
+from skewbench.results import slug
 from skewbench.plotting import colors as _colors
 from matplotlib.ticker import NullFormatter, NullLocator
 
