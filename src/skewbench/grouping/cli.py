@@ -42,8 +42,9 @@ def _window(window: str | None) -> tuple[int | None, float | None]:
 @click.option("--window", default=None, help="Metrics window: N tuples, or Ns seconds of dataset time "
               "(default: 100 equal windows).")
 @click.option("--provisioning", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Replace arrival times by deterministic arrivals at P percent of capacity "
-                   "(100 = critical load; osg.spec.md 4.3). Default: the dataset's times.")
+              help="Replace arrival times by deterministic arrivals for which the workers' capacity is P "
+                   "percent of the arrival rate (over-provisioning, osg.spec.md 4.3: 100 = critical load, "
+                   "below 100 overloaded, above 100 spare capacity). Default: the dataset's times.")
 @click.option("--worker-speed", default=None, metavar="START:F1,...[;START:...]",
               help="Per-worker execution-time factors by stream index, e.g. "
                    "'0:1.05,1.025,1,0.975,0.95;75000:0.9,0.95,1,1.05,1.1'.")

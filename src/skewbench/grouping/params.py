@@ -16,8 +16,9 @@ PARAMS: dict[str, dict[str, Any]] = {
     "sources": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 1000}, "minItems": 1,
                 "uniqueItems": True, "default": [5], "description": "Source counts s."},
     "provisioning": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 100000, "default": 100,
-                     "description": "Arrival rate as a percentage of the workers' capacity (100 = critical "
-                                    "load); empty = the datasets' own arrival times."},
+                     "description": "Over-provisioning: the workers' capacity as a percentage of a steady "
+                                    "arrival rate (100 = critical load, 75 = 33% more tuples than the "
+                                    "workers can run); empty = the datasets' own arrival times."},
 }
 
 

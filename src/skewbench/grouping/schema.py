@@ -26,8 +26,8 @@ COLUMNS = (
     Column("sources", "int64", "upstream sources s (1 for single-scheduler strategies such as OSG)", "both",
            bounds=(1, None)),
     Column("time_mode", "string", "'dataset' (the dataset's arrival times) or 'provisioning' (deterministic "
-           "arrivals at P% of the workers' capacity)", param=True),
-    Column("provisioning", "float64", "P of the provisioning time mode, in percent (0 when unused)", param=True),
+           "arrivals; the workers' capacity is P% of the arrival rate)", param=True),
+    Column("provisioning", "float64", "P of the provisioning time mode: capacity over arrival rate, in percent (0 when unused)", param=True),
     Column("worker_tuples", "list<int64>", "tuples routed to each worker"),
     Column("worker_head_tuples", "list<int64>", "tuples of true-head keys (f_k/m >= 1/(5n)) routed to each worker"),
     Column("latency_cdf", "list<float64>", "101 completion times (ms), at quantiles 0, 0.01, ..., 0.99, 1"),
