@@ -68,6 +68,11 @@ def materialize(entry: Entry, root: Path, *, overwrite: bool = False, engine: st
 
                 with progress(entry.spec.tuples, entry.name) as update:
                     meta = generate(entry.spec, out, name=entry.name, overwrite=replace, progress=update)
+        elif entry.workload is not None:
+            fn = entry.workload_function()
+            with progress(None, f"{entry.name} ({entry.workload.rpartition(':')[2]})") as update:
+                meta = fn(out, params=dict(entry.options), seed=entry.seed, inputs=list(entry.inputs), name=entry.name,
+                          overwrite=replace, progress=update, extra_meta={"catalog_params": entry.params()})
         else:
             from skewbench.datasets.traces import ingest
 

@@ -171,7 +171,8 @@ def prepare_dataset(name: str) -> dict[str, Any]:
         raise ValidationFailed(status["detail"])
     meta = open_dataset(status["path"]).meta
     return {"name": name, "path": status["path"], "status": status["status"], "fingerprint": meta["fingerprint"],
-            "tuples": meta["tuples"], "params": meta.get("catalog_params") or meta.get("params")}
+            "tuples": meta["tuples"], "params": meta.get("catalog_params") or meta.get("params"),
+            "families": entry.families}
 
 
 def replay_args(family: str, section: dict[str, Any], dataset: str, out: str, seeds: int) -> list[str]:
@@ -185,11 +186,14 @@ def replay_args(family: str, section: dict[str, Any], dataset: str, out: str, se
 def plan_replays(conf: dict[str, Any], datasets: list[dict[str, Any]], out_root: str,
                  family: str | None = None) -> list[dict[str, Any]]:
     """One replay per (dataset, family), or per dataset of ``family``: where it writes and the
-    arguments of its Spark job."""
+    arguments of its Spark job.  A dataset whose catalog entry lists ``families`` is replayed by
+    those families only."""
     plan = []
     fams = [f for f in conf["families"] if family is None or f == family]
     for ds in sorted(datasets, key=lambda d: d["name"]):
         for fam in fams:
+            if ds.get("families") and fam not in ds["families"]:
+                continue
             out = str(Path(out_root) / _safe(ds["name"]) / fam)
             plan.append({
                 "dataset": ds["name"], "dataset_path": ds["path"], "fingerprint": ds["fingerprint"], "family": fam,

@@ -87,3 +87,40 @@ def test_invalid_yaml(tmp_path):
     p.write_text("version: 1\ndatasets: [\n")
     with pytest.raises(SkewbenchError, match="not valid YAML"):
         load_catalog(p)
+
+
+def _wl(**kw):
+    item = {"name": "w", "sets": ["default"], "workload": "skewbench.shedding.workloads:syn_burst", "seed": 2,
+            **kw}
+    return {"version": 1, "datasets": [item]}
+
+
+def test_workload_entries_and_families(tmp_path):
+    cat = parse_catalog(_wl(params={"windows": 3}, families=["shedding"]), Path("c.yaml"), tmp_path)
+    (e,) = cat.entries
+    assert (e.kind, e.workload, e.seed, e.families, e.available) == (
+        "workload", "skewbench.shedding.workloads:syn_burst", 2, ["shedding"], True)
+    assert e.params() == {"workload": e.workload, "params": {"windows": 3}, "seed": 2, "inputs": []}
+    assert callable(e.workload_function())
+    assert "syn_burst" in e.describe()
+    shipped = load_catalog()
+    fams = {x.name: x.families for x in shipped.entries}
+    assert fams["zipf-1.0"] == ["grouping"] and fams["las-e1"] == ["shedding"] and fams["debs2015-routes"] is None
+
+
+@pytest.mark.parametrize("kw,needle", [
+    ({"workload": "not a path"}, "package.module:function"),
+    ({"params": [1]}, "'params' must be a mapping"),
+    ({"seed": -1}, "'seed'"),
+    ({"families": []}, "'families'"),
+    ({"colour": 1}, "unknown field"),
+])
+def test_bad_workload_entries(tmp_path, kw, needle):
+    with pytest.raises(SkewbenchError, match=needle):
+        parse_catalog(_wl(**kw), Path("c.yaml"), tmp_path)
+
+
+def test_a_workload_that_cannot_be_imported(tmp_path):
+    (e,) = parse_catalog(_wl(workload="skewbench.nowhere:fn"), Path("c.yaml"), tmp_path).entries
+    with pytest.raises(SkewbenchError, match="cannot be loaded"):
+        e.workload_function()

@@ -23,7 +23,18 @@ The file is YAML::
         inputs: ["{shared_data}/slashdot/soc-Slashdot0902.txt.gz"]
         key: source                   # optional, per format; csv: key_column, time_column, ...
         optional: true                # skip (with a note) when the input is absent
+      - name: gcm-surrogate           # a workload entry: a family's own generator function
+        sets: [default]
+        workload: skewbench.shedding.workloads:gcm_surrogate    # "module:function"
+        params: {hours: 24}           # the function's parameters (it checks them)
+        seed: 1
+        inputs: ["{shared_data}/google-cluster/task_event_1_10000.csv"]   # optional
+        optional: true
+        families: [shedding]          # optional, any entry: only these families replay it
 
+A workload function is called as ``fn(out_dir, params=..., seed=..., inputs=[Path, ...],
+name=..., overwrite=..., progress=..., extra_meta=...)``, writes the dataset with
+:class:`skewbench.datasets.contract.DatasetWriter` and returns its metadata.
 ``{shared_data}`` is ``$SKEWBENCH_SHARED_DATA`` or, by default, ``../shared/data`` beside the
 project.  Loading validates everything (unknown fields, bad values, duplicate names) and raises
 :class:`~skewbench.errors.SkewbenchError` naming the entry and the field.
@@ -34,6 +45,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -44,9 +56,10 @@ from skewbench.datasets.generators import StreamSpec
 from skewbench.errors import SkewbenchError
 
 SYNTHETIC_FIELDS = {"name", "description", "sets", "generator", "keys", "tuples", "alpha", "seed",
-                    "arrivals", "cost", "phases", "matrix", "block_size"}
+                    "arrivals", "cost", "phases", "matrix", "block_size", "families"}
 TRACE_FIELDS = {"name", "description", "sets", "trace", "inputs", "key", "key_column", "time_column",
-                "cost_column", "value_column", "time_unit", "max_malformed", "optional"}
+                "cost_column", "value_column", "time_unit", "max_malformed", "optional", "families"}
+WORKLOAD_FIELDS = {"name", "description", "sets", "workload", "params", "seed", "inputs", "optional", "families"}
 MATRIX_FIELDS = {"alpha", "keys", "tuples", "seed"}
 
 
@@ -69,7 +82,7 @@ class Entry:
     """One resolved catalog dataset."""
 
     name: str
-    kind: str  # "synthetic" or "trace"
+    kind: str  # "synthetic", "trace" or "workload"
     sets: list[str]
     description: str = ""
     spec: StreamSpec | None = None  # synthetic
@@ -77,6 +90,11 @@ class Entry:
     inputs: list[Path] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     optional: bool = False
+    #: workload entries: "module:function", its parameters and seed
+    workload: str | None = None
+    seed: int = 0
+    #: the families that replay this dataset (None: every family)
+    families: list[str] | None = None
 
     @property
     def available(self) -> bool:
@@ -86,7 +104,23 @@ class Entry:
         """What determines the dataset's content (compared to decide whether to regenerate)."""
         if self.spec is not None:
             return self.spec.to_dict()
+        if self.workload is not None:
+            return {"workload": self.workload, "params": self.options, "seed": self.seed,
+                    "inputs": [str(p) for p in self.inputs]}
         return {"format": self.trace, "inputs": [str(p) for p in self.inputs], **self.options}
+
+    def workload_function(self) -> Any:
+        """The workload entry's generator function (imported by its dotted name)."""
+        import importlib
+
+        module, _, func = str(self.workload).partition(":")
+        try:
+            fn = getattr(importlib.import_module(module), func)
+        except (ImportError, AttributeError) as e:
+            raise SkewbenchError(f"dataset '{self.name}': workload '{self.workload}' cannot be loaded ({e})") from None
+        if not callable(fn):
+            raise SkewbenchError(f"dataset '{self.name}': workload '{self.workload}' is not a function")
+        return fn
 
     def describe(self) -> str:
         if self.spec is not None:
@@ -95,6 +129,9 @@ class Entry:
             a = ",".join(f"{x:g}" for x in alphas)
             return (f"{s.generator} alpha={a} keys={s.n_keys} tuples={s.tuples} seed={s.seed}"
                     + (f" cost={s.cost['model']}" if s.cost else ""))
+        if self.workload is not None:
+            args = " ".join(f"{k}={v}" for k, v in sorted(self.options.items()))
+            return f"workload {self.workload.rpartition(':')[2]} {args} seed={self.seed}".replace("  ", " ")
         return f"trace {self.trace} " + " ".join(str(p) for p in self.inputs)
 
 
@@ -167,10 +204,48 @@ def parse_catalog(doc: Any, path: Path, shared_data: Path) -> Catalog:
     return Catalog(path, entries)
 
 
+def _inputs(item: Mapping[str, Any], shared_data: Path, required: bool) -> list[Path]:
+    inputs = item.get("inputs")
+    if inputs is None and not required:
+        return []
+    if isinstance(inputs, str):
+        inputs = [inputs]
+    if not inputs or not all(isinstance(x, str) for x in inputs):
+        raise SkewbenchError("'inputs' must be a path or a list of paths")
+    return [Path(x.replace("{shared_data}", str(shared_data))).expanduser() for x in inputs]
+
+
+def _families(item: Mapping[str, Any]) -> list[str] | None:
+    fams = item.get("families")
+    if fams is None:
+        return None
+    if not isinstance(fams, list) or not fams or not all(isinstance(f, str) and f for f in fams):
+        raise SkewbenchError("'families' must be a non-empty list of family names")
+    return list(fams)
+
+
 def _parse_entry(item: dict[str, Any], shared_data: Path) -> list[Entry]:
     sets = item.get("sets", [])
     if not isinstance(sets, list) or not all(isinstance(s, str) for s in sets):
         raise SkewbenchError("'sets' must be a list of names")
+    families = _families(item)
+    if "workload" in item:
+        extra = set(item) - WORKLOAD_FIELDS
+        if extra:
+            raise SkewbenchError(f"unknown field(s) {sorted(extra)} for a workload entry (allowed: "
+                                 f"{sorted(WORKLOAD_FIELDS)})")
+        wl = item["workload"]
+        if not isinstance(wl, str) or not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", wl):
+            raise SkewbenchError(f"'workload' must be 'package.module:function', got {wl!r}")
+        params = item.get("params", {}) or {}
+        if not isinstance(params, Mapping):
+            raise SkewbenchError("'params' must be a mapping of the workload's parameters")
+        seed = item.get("seed", 0)
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise SkewbenchError(f"'seed' must be an integer >= 0, got {seed!r}")
+        return [Entry(item["name"], "workload", sets, item.get("description", ""), inputs=_inputs(item, shared_data, False),
+                      options=dict(params), optional=bool(item.get("optional", False)), workload=wl, seed=seed,
+                      families=families)]
     if "trace" in item:
         extra = set(item) - TRACE_FIELDS
         if extra:
@@ -179,24 +254,20 @@ def _parse_entry(item: dict[str, Any], shared_data: Path) -> list[Entry]:
 
         if item["trace"] not in FORMATS:
             raise SkewbenchError(f"unknown trace format '{item['trace']}' ({', '.join(FORMATS)})")
-        inputs = item.get("inputs")
-        if isinstance(inputs, str):
-            inputs = [inputs]
-        if not inputs or not all(isinstance(x, str) for x in inputs):
-            raise SkewbenchError("'inputs' must be a path or a list of paths")
-        paths = [Path(x.replace("{shared_data}", str(shared_data))).expanduser() for x in inputs]
+        paths = _inputs(item, shared_data, True)
         opts = {k: item[k] for k in ("key", "key_column", "time_column", "cost_column", "value_column",
                                      "time_unit", "max_malformed") if k in item}
         if "max_malformed" in opts and not 0 <= float(opts["max_malformed"]) <= 1:
             raise SkewbenchError(f"max_malformed must be a fraction in [0, 1], got {opts['max_malformed']}")
         return [Entry(item["name"], "trace", sets, item.get("description", ""), trace=item["trace"],
-                      inputs=paths, options=opts, optional=bool(item.get("optional", False)))]
+                      inputs=paths, options=opts, optional=bool(item.get("optional", False)), families=families)]
     extra = set(item) - SYNTHETIC_FIELDS
     if extra:
         raise SkewbenchError(f"unknown field(s) {sorted(extra)} (a synthetic entry takes {sorted(SYNTHETIC_FIELDS)}; "
                              "a trace entry needs 'trace')")
     if "generator" not in item:
-        raise SkewbenchError("needs 'generator' (zipf, drifting) or 'trace'")
+        raise SkewbenchError("needs 'generator' (zipf, drifting), 'trace' or 'workload'")
+    item.pop("families", None)
     matrix = item.pop("matrix", None) or {}
     if not isinstance(matrix, Mapping) or set(matrix) - MATRIX_FIELDS:
         raise SkewbenchError(f"'matrix' maps some of {sorted(MATRIX_FIELDS)} to lists of values")
@@ -207,7 +278,8 @@ def _parse_entry(item: dict[str, Any], shared_data: Path) -> list[Entry]:
         name = str(item["name"]).format(**{a: v for a, v in zip(axes, combo)}) if axes else str(item["name"])
         if axes and name == item["name"]:
             raise SkewbenchError("a matrix entry's name must be a template, e.g. 'zf-z{alpha}'")
-        out.append(Entry(name, "synthetic", sets, item.get("description", ""), spec=_synthetic_spec(one)))
+        out.append(Entry(name, "synthetic", sets, item.get("description", ""), spec=_synthetic_spec(one),
+                         families=families))
     return out
 
 
