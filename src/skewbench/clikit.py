@@ -133,12 +133,15 @@ def print_results(out: str, dataset: str, fingerprint: str, as_json: bool, famil
     s = schema(family)
     coords = list(s.coordinates)
     heads = s.headline
-    click.echo(" ".join([f"{'strategy':10s}", *[f"{c[:8]:>8s}" for c in coords], f"{'seed':>4s}",
+    click.echo(" ".join([f"{'strategy':16s}", *[f"{c[:8]:>8s}" for c in coords], f"{'seed':>4s}",
                          *[f"{(m.label or m.name)[:12]:>12s}" for m in heads]]))
     for r in rows:
-        cells = [f"{r['strategy']:10s}", *[f"{r[c]:8d}" for c in coords], f"{r['seed']:4d}"]
+        cells = [f"{r['strategy']:16s}", *[f"{r[c]:8d}" for c in coords], f"{r['seed']:4d}"]
         for m in heads:
             v = r[m.name]
-            cells.append(f"{v:12.3e}" if m.fmt == "g" else f"{v:12.{int(m.fmt[1:] or 3)}f}")
+            if v is None:  # a metric that does not apply to this row's strategy
+                cells.append(f"{'-':>12s}")
+            else:
+                cells.append(f"{v:12.3e}" if m.fmt == "g" else f"{v:12.{int(m.fmt[1:] or 3)}f}")
         click.echo(" ".join(cells))
     click.echo(f"results in {out} (summary.parquet, series.parquet)")
