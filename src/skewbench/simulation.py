@@ -10,6 +10,8 @@ execution time; its completion time (latency) is ``e - a``.  Times are milliseco
   per-window statistics in a :class:`QueueState` (a named tuple of arrays, so that the numba
   kernel takes one state argument and the caller keeps it across batches).
 * :func:`round_robin_latency`: the round-robin baseline (``seq mod n``) on the same times.
+* :func:`fifo_start`: the FIFO rule itself (numba, inlined), which these kernels and the
+  shedding family's single-operator simulation (:mod:`skewbench.shedding.las`) all use.
 * Histograms: bin ``i`` covers ``[HIST_L0 * R^i, HIST_L0 * R^(i+1))`` ms, with ``R = 1 + 10^-4``
   (fine, overall) or ``1 + 10^-2`` (coarse, per window); :func:`quantiles` reads them back, and
   :class:`Sparse` ships a mostly-zero histogram compactly.
@@ -99,6 +101,12 @@ def new_queue_state(workers: int, windows: int) -> QueueState:
         win_hist=np.zeros((T, COARSE_BINS), dtype=np.int64))
 
 
+@njit(inline="always", cache=True)
+def fifo_start(arrival, free):
+    """When a tuple arriving at ``arrival`` starts on a FIFO server free at ``free``."""
+    return arrival if arrival > free else free
+
+
 @njit(cache=True)
 def _queue_kernel(workers, arrival, exec_t, in_group, widx, st, l0, log_r_f, log_r_c):
     """FIFO queues of the workers with ``in_group[w]``: tuple ``i`` goes to ``workers[i]``,
@@ -110,7 +118,7 @@ def _queue_kernel(workers, arrival, exec_t, in_group, widx, st, l0, log_r_f, log
         if not in_group[w]:
             continue
         a = arrival[i]
-        start = a if a > st.free[w] else st.free[w]
+        start = fifo_start(a, st.free[w])
         e = start + exec_t[i]
         st.free[w] = e
         lat = e - a
@@ -152,7 +160,7 @@ def _rr_kernel(seq, arrival, exec_t, in_group, free, lat_sum, n):
         if not in_group[w]:
             continue
         a = arrival[i]
-        start = a if a > free[w] else free[w]
+        start = fifo_start(a, free[w])
         e = start + exec_t[i]
         free[w] = e
         lat_sum[w] += e - a
