@@ -79,6 +79,7 @@ class Family:
 #: the built-in families
 BUILTIN: dict[str, Family] = {
     "grouping": Family("grouping", "skewbench.grouping"),
+    "shedding": Family("shedding", "skewbench.shedding"),
 }
 
 

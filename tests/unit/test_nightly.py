@@ -32,10 +32,22 @@ def test_dag_side_modules_import_nothing_heavy():
 
 def test_defaults_resolve_to_the_default_catalog_set():
     conf = nightly.check_params({})
-    assert conf["families"] == ["grouping"] and conf["seeds"] == 1
+    assert conf["families"] == ["grouping", "shedding"] and conf["seeds"] == 1
     assert "zipf-1.0" in conf["datasets"]
     assert conf["strategies_by_family"]["grouping"] == list(families()["grouping"].default_strategies)
     assert conf["sections"]["grouping"]["workers"] == [5, 10, 50, 100]
+    assert conf["sections"]["shedding"]["provisioning"] == [75] and conf["sections"]["shedding"]["bound_ms"] == 6.4
+
+
+def test_a_catalog_entry_limits_the_families_that_replay_it():
+    conf = nightly.check_params({})
+    datasets = [{"name": "a", "path": "/d/a", "fingerprint": "f", "families": ["shedding"]},
+                {"name": "b", "path": "/d/b", "fingerprint": "g", "families": None}]
+    plan = nightly.plan_replays(conf, datasets, "/out")
+    assert [(p["dataset"], p["family"]) for p in plan] == [("a", "shedding"), ("b", "grouping"), ("b", "shedding")]
+    shed = [p for p in plan if p["family"] == "shedding"][0]["application_args"]
+    assert shed[:2] == ["shedding", "--dataset"] and "--skip-inapplicable" in shed
+    assert shed[shed.index("--provisioning") + 1] == "75"
 
 
 def test_params_have_one_section_per_family():
@@ -72,7 +84,7 @@ def test_run_dirs_are_per_run_and_plans_per_dataset_and_family(tmp_path, monkeyp
     b = nightly.run_dir("2026-11-20T02:00:00+00:00", "manual__2026-11-20T09:13:00+00:00")
     assert a != b and a.parent == b.parent == tmp_path / "2026-11-20"
     conf = nightly.check_params({"grouping_strategies": ["kg", "osg"], "grouping_workers": [5],
-                                 "datasets": ["zipf-1.0"]})
+                                 "datasets": ["zipf-1.0"], "families": ["grouping"]})
     plan = nightly.plan_replays(conf, [{"name": "zipf-1.0", "path": "/d/z", "fingerprint": "f"}], str(a))
     assert len(plan) == 1
     args = plan[0]["application_args"]

@@ -1,0 +1,173 @@
+"""`skewbench replay shedding` as a user runs it: the command line in process, the Spark job at
+local[1] and local[2] (bit-identical), Great Expectations, the report and MLflow (SQLite), and
+the errors a user meets."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from skewbench.cli import main
+from skewbench.datasets.contract import DatasetWriter
+from skewbench.datasets.generators import StreamSpec, generate
+from skewbench.results import schema
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+TIMING = list(schema("shedding").timing_columns)
+
+
+@pytest.fixture(scope="module")
+def las_ds(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ds") / "las"
+    spec = StreamSpec.from_dict({"generator": "zipf", "n_keys": 512, "seed": 3,
+                                 "phases": [{"tuples": 6000, "alpha": 1.0}],
+                                 "cost": {"model": "levels", "levels": 64, "low": 0.1, "high": 6.4}})
+    generate(spec, d, name="las-small")
+    return d
+
+
+@pytest.fixture(scope="module")
+def part_ds(tmp_path_factory):
+    """20 minutes of 4 groups (shares 0.6/0.25/0.13/0.02) with values, one tuple every 0.05 s."""
+    d = tmp_path_factory.mktemp("ds") / "part"
+    rng = np.random.default_rng(5)
+    m = 24000
+    keys = rng.choice(4, size=m, p=[0.6, 0.25, 0.13, 0.02]).astype(np.int64)
+    mu = np.array([20.0, 50.0, 80.0, 35.0])
+    values = np.maximum(rng.normal(mu[keys], 0.5 * mu[keys]), 0.01)
+    with DatasetWriter(d, ["seq", "ts", "key", "value"]) as w:
+        w.append({"ts": np.arange(m) * 0.05, "key": keys, "value": values})
+        w.commit({"kind": "synthetic", "generator": "test", "params": {}, "seed": 5, "n_keys": 4, "name": "part-small",
+                  "shedpart_window": {"range_s": 120.0, "slide_s": 60.0}})
+    return d
+
+
+def _replay(*args, code=0):
+    r = CliRunner().invoke(main, ["replay", "shedding", *map(str, args)], catch_exceptions=False)
+    assert r.exit_code == code, r.output
+    return r
+
+
+def _tables(d: Path):
+    return pq.read_table(d / "summary.parquet"), pq.read_table(d / "series.parquet")
+
+
+def _env(master: str, tmp: Path) -> dict[str, str]:
+    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "PYSPARK_PYTHON": sys.executable,
+            "PYSPARK_DRIVER_PYTHON": sys.executable, "SKEWBENCH_SPARK_MASTER": master}
+
+
+def test_operator_and_partition_replays_agree_on_every_engine(las_ds, part_ds, tmp_path):
+    grid_op = ["--dataset", las_ds, "--strategies", "las,bl,sm,fk,ns", "--provisioning", "75,110", "--seeds", "2",
+               "--param", "las.window=128", "--window", "1000"]
+    _replay(*grid_op, "--out", tmp_path / "op")
+    summary, series = _tables(tmp_path / "op")
+    assert summary.num_rows == 5 * 2 * 2
+    rows = summary.to_pandas()
+    assert set(rows["kind"]) == {"operator"} and rows["imbalance_p50"].isna().all()
+    # Full Knowledge never breaks the prefix constraint; no shedding never drops
+    assert (rows.loc[rows["strategy"] == "fk", "prefix_violation_share"] == 0).all()
+    assert (rows.loc[rows["strategy"] == "ns", "dropped"] == 0).all()
+    over = rows[(rows["provisioning"] == 75)]
+    assert (over.loc[over["strategy"] == "bl", "dropped_ratio"].between(0.2, 0.3)).all()
+    assert series.num_rows == 20 * 6  # 6000 arrivals in windows of 1000
+
+    grid_part = ["--dataset", part_ds, "--strategies", "shedpart,fld,shedpart-ee,shedpart-pkg,pkg-only",
+                 "--workers", "2,4", "--seeds", "2"]
+    _replay(*grid_part, "--out", tmp_path / "part")
+    ps, pser = _tables(tmp_path / "part")
+    p = ps.to_pandas()
+    assert set(p["kind"]) == {"partition"} and p["dropped"].isna().all()
+    assert (p["windows"] == 18).all()  # windows start at multiples of 60 s and end by the last tuple (1199.95 s)
+    fld = p[(p["strategy"] == "fld") & (p["workers"] == 4)]
+    sp = p[(p["strategy"] == "shedpart") & (p["workers"] == 4)]
+    assert (fld["shed_fraction"] == 0).all() and (sp["shed_fraction"] > 0.5).all()
+    assert (sp["imbalance_p50"].to_numpy() * 10 < fld["imbalance_p50"].to_numpy()).all()
+
+    # the Spark job at local[1] and local[2] writes the same tables (timings aside)
+    for master, out in (("local[1]", "s1"), ("local[2]", "s2")):
+        for grid, name in ((grid_op, "op"), (grid_part, "part")):
+            p2 = subprocess.run([str(BIN / "spark-submit"), "--master", master, str(REPO / "spark_jobs" / "replay.py"),
+                                 "shedding", *map(str, grid), "--out", str(tmp_path / f"{out}-{name}")],
+                                env=_env(master, tmp_path), capture_output=True, text=True, timeout=600)
+            assert p2.returncode == 0, p2.stderr[-3000:]
+            a, b = _tables(tmp_path / name), _tables(tmp_path / f"{out}-{name}")
+            assert a[0].drop_columns(TIMING).equals(b[0].drop_columns(TIMING)), (master, name)
+            assert a[1].equals(b[1]), (master, name)
+
+
+def test_results_validate_report_and_log(las_ds, part_ds, tmp_path):
+    from mlflow import MlflowClient
+
+    from skewbench.reports import render_report
+    from skewbench.tracking import log_run
+    from skewbench.validation.results import validate_results
+
+    _replay("--dataset", las_ds, "--strategies", "las,bl,sm,fk", "--provisioning", "50,75,100", "--param",
+            "las.window=128", "--window", "1500", "--out", tmp_path / "op")
+    _replay("--dataset", part_ds, "--strategies", "shedpart,fld", "--out", tmp_path / "part")
+    for d in ("op", "part"):
+        report = validate_results(tmp_path / d)
+        assert report.success, report.message()
+    html = render_report([tmp_path / "op", tmp_path / "part"], tmp_path / "r.html", "shedding test",
+                         plots_dir=tmp_path / "plots")
+    pngs = sorted(p.name for p in (tmp_path / "plots").rglob("*.png"))
+    for name in ("queueing_vs_underprovisioning.png", "dropped_vs_underprovisioning.png",
+                 "imbalance_per_window_V4.png", "error_vs_shed.png"):
+        assert name in pngs, pngs
+    assert any(n.startswith("queueing_series_P") for n in pngs)
+    assert "surrogate" not in Path(html).read_text()  # nothing here claims to be a surrogate
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    logged = log_run([tmp_path / "op", tmp_path / "part"], tracking_uri=uri, run_key="t/1/shedding",
+                     run_name="shedding test", tags={}, report=html, plots_dir=tmp_path / "plots")
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment(logged["experiment_id"])
+    assert exp.name == "skewbench-shedding"
+    assert len(logged["children"]) == 4 * 3 + 2
+    child = client.get_run(next(iter(logged["children"].values())))
+    assert child.data.params["kind"] in ("operator", "partition")
+    histories = {k for k in child.data.metrics if k.startswith("window.")}
+    assert histories, child.data.metrics
+
+
+def test_a_value_strategy_on_a_dataset_without_values(las_ds, tmp_path):
+    r = _replay("--dataset", las_ds, "--strategies", "las,shedpart", "--out", tmp_path / "x", code=2)
+    assert "value column" in r.output and "--skip-inapplicable" in r.output
+    assert not (tmp_path / "x").exists()
+    r = _replay("--dataset", las_ds, "--strategies", "las,shedpart", "--skip-inapplicable", "--param",
+                "las.window=128", "--out", tmp_path / "y")
+    assert "skipping shedpart" in r.output
+    assert set(pq.read_table(tmp_path / "y" / "summary.parquet").column("strategy").to_pylist()) == {"las"}
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--provisioning", "33.5"], "whole percentages"),
+    (["--param", "las.epsilon=-1"], "epsilon"),
+    (["--param", "las.colour=1"], "unknown parameter"),
+    (["--bound", "nan"], "--bound"),
+    (["--strategies", "lass"], "lass"),
+])
+def test_bad_options_fail_with_one_line(las_ds, tmp_path, args, needle):
+    r = _replay("--dataset", las_ds, "--out", tmp_path / "o", "--strategies", "las", *args, code=2)
+    assert needle in r.output
+    assert len([ln for ln in r.output.splitlines() if ln.startswith("error:")]) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_json_output_carries_the_issue_columns(las_ds, tmp_path):
+    r = _replay("--dataset", las_ds, "--strategies", "las,bl", "--param", "las.window=128", "--json",
+                "--out", tmp_path / "j")
+    doc = json.loads(r.stdout.strip().splitlines()[-1])
+    for row in doc["summary"]:
+        for k in ("strategy", "dropped_ratio", "queueing_latency_mean"):
+            assert row[k] is not None
