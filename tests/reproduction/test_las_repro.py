@@ -352,3 +352,60 @@ def test_t14_phase_g():
     s = e3_summary()
     assert s["sm"]["G"]["q"] > 10 * E3_TAU and s["sm"]["G"]["q_last"] > 10 * E3_TAU  # SM never recovers
     assert s["las"]["G"]["q_last"] <= E3_TAU  # LAS back at the bound by the end
+
+
+# --------------------------------------------------------------------------------------------
+# E4 (Fig. 7): the tweets use case, replayed in the simulator on the A24 surrogate
+
+
+@functools.lru_cache(maxsize=None)
+def e4(tmp: str) -> dict:
+    from pathlib import Path
+
+    from skewbench.datasets.contract import open_dataset
+    from skewbench.shedding import workloads
+    from skewbench.shedding.engine import _operator_data
+
+    out: dict = {"sm": [], "las": [], "fk": []}
+    for seed in range(3 if FULL else 1):
+        path = Path(tmp) / f"tweets-{seed}"
+        meta = workloads.las_tweets(path, params={}, seed=seed + 2, inputs=[])
+        d = _operator_data(open_dataset(path))
+        for kind in out:
+            row, series, _ = simulate_operator(kind, {"warm": False} if kind == "las" else {}, d, 100, 32.0, seed,
+                                               10_000)
+            out[kind].append((row, series, meta["source_stats"]))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def t15_values(tmp: str) -> tuple[dict, dict]:
+    r = e4(tmp)
+    cl = {k: float(np.mean([row["completion_latency_mean"] for row, _, _ in v])) for k, v in r.items()}
+    dr = {k: float(np.mean([row["dropped_ratio"] for row, _, _ in v])) for k, v in r.items()}
+    win_dr = {k: [float(np.mean([s[w]["dropped_ratio"] for _, s, _ in v])) for w in range(len(v[0][1]))]
+              for k, v in r.items()}
+    record("T15", completion_latency_mean=cl, dropped_ratio=dr, stream=r["sm"][0][2],
+           window_dr_range={k: (min(x[1:]), max(x[1:])) for k, x in win_dr.items()})
+    return cl, dr
+
+
+@pytest.fixture(scope="module")
+def tweets_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("tweets"))
+
+
+def test_t15_tweets_straw_man(tweets_dir):
+    cl, dr = t15_values(tweets_dir)
+    assert dr["sm"] <= 0.005                                   # SM drops (about) nothing
+    assert cl["sm"] >= 10 * cl["las"] and cl["sm"] >= 10 * cl["fk"]  # and waits at least 10x longer
+
+
+@pytest.mark.xfail(strict=True, reason="T15 on the A24 surrogate: LAS's completion latency is about 2x FK's "
+                   "(89 vs 42 ms), not 'very close'; LAS and FK drop 10-11%, just above the paper's 5-10% "
+                   "(REPRODUCTION.md)")
+def test_t15_tweets_las_close_to_full_knowledge(tweets_dir):
+    cl, dr = t15_values(tweets_dir)
+    assert cl["las"] <= 1.25 * cl["fk"]
+    for k in ("las", "fk"):
+        assert 0.05 <= dr[k] <= 0.10, (k, dr[k])
