@@ -152,7 +152,9 @@ def render_report(results_dirs: Sequence[str | os.PathLike], out_path: str | os.
     dataset's fingerprint.  Figures are written under ``plots_dir/<name>/`` (see
     :func:`results_names`; default: a temporary directory, removed) and inlined as base64 PNG.
     Each family draws its own figures (its ``report.figures``, given ``figure_options``, e.g.
-    a family's coordinate such as ``workers=``) and may add a ``NOTE`` under the datasets table.
+    a family's coordinate such as ``workers=``), may draw figures across its datasets
+    (``report.combined_figures(tables, out_dir, **options)`` with ``tables`` a list of
+    ``(dataset name, summary frame)``) and may add a ``NOTE`` under the datasets table.
     """
     loaded = load_results(results_dirs)
     names = results_names([m for _, m, _, _ in loaded])
@@ -197,6 +199,18 @@ def render_report(results_dirs: Sequence[str | os.PathLike], out_path: str | os.
             figures = _families.get(family).attr("report", "figures")
             for p in figures(sdf, series, plot_root / name, **figure_options):
                 parts.append(_img(p))
+        # a family may also draw figures across its datasets (``report.combined_figures``)
+        for fam in dict.fromkeys(str(m.get("family")) for _, m, _, _ in loaded):
+            combined = _families.get(fam).attr("report", "combined_figures", None) \
+                if fam in _families.families() else None
+            if combined is None:
+                continue
+            tables = [(str((m.get("dataset") or {}).get("name", "?")), s.to_pandas())
+                      for _, m, s, _ in loaded if m.get("family") == fam]
+            paths = combined(tables, plot_root / f"{fam}-across-datasets", **figure_options)
+            if paths:
+                parts.append(f"<h2>{html.escape(fam)} — across datasets</h2>")
+                parts.extend(_img(p) for p in paths)
         parts.append("</body></html>\n")
         out_path.parent.mkdir(parents=True, exist_ok=True)
         tmp_out = out_path.with_name(f".{out_path.name}.tmp")

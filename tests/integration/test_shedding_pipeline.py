@@ -126,6 +126,11 @@ def test_results_validate_report_and_log(las_ds, part_ds, tmp_path):
         assert name in pngs, pngs
     assert any(n.startswith("queueing_series_P") for n in pngs)
     assert "surrogate" not in Path(html).read_text()  # nothing here claims to be a surrogate
+    # two datasets with operator rows: the figure across datasets (the distributions of LAS's E2)
+    other = tmp_path / "op2"
+    _replay("--dataset", part_ds, "--strategies", "las,bl", "--param", "las.window=128", "--out", other)
+    render_report([tmp_path / "op", other], tmp_path / "r2.html", "across", plots_dir=tmp_path / "plots2")
+    assert (tmp_path / "plots2" / "shedding-across-datasets" / "queueing_per_dataset_P75.png").exists()
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     logged = log_run([tmp_path / "op", tmp_path / "part"], tracking_uri=uri, run_key="t/1/shedding",

@@ -10,6 +10,11 @@ Operator cells (LAS and its baselines):
 * ``queueing_series.png``: windowed mean queueing latency along the stream (mean over seeds),
   with tau and the dataset's phases labelled A, B, ... (E3, Fig. 6), above the windowed drops.
 
+Across datasets (:func:`combined_figures`, when two or more datasets have operator rows):
+
+* ``queueing_per_dataset_P<P>.png``: mean queueing latency per dataset (e.g. the key
+  distributions of E2, Fig. 5a), one bar per strategy, with tau;
+
 Partition cells (ShedPart and Storm):
 
 * ``imbalance_per_window.png``: each window's imbalance, one line per strategy (log y; the
@@ -89,7 +94,8 @@ def _operator_figures(op: pd.DataFrame, series: pd.DataFrame, out_dir: Path) -> 
             if 0 < tau < 1e300:
                 ax.axhline(tau, color="black", linestyle="--", linewidth=1, label=f"tau = {tau:g} ms")
         ax.set_ylabel(ylabel)
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
         ax.set_title(f"{op['dataset'].iloc[0]}: {'Q' if 'latency' in metric else 'drops'} vs under-provisioning")
         paths.append(save(fig, out_dir, name))
     s = series[series["kind"] == "operator"] if not series.empty else series
@@ -186,4 +192,46 @@ def figures(summary: Any, series: Any, out_dir: str | Path, **options: Any) -> l
     pt = df[df["kind"] == "partition"]
     if not pt.empty:
         paths += _partition_figures(pt, ser, out)
+    return paths
+
+
+def combined_figures(tables: list[tuple[str, Any]], out_dir: str | Path, **options: Any) -> list[Path]:
+    """Mean queueing latency per dataset and strategy (one figure per provisioning), with tau."""
+    frames = []
+    for name, summary in tables:
+        df = frame(summary)
+        if df is not None and not df.empty:
+            frames.append(df[df["kind"] == "operator"].assign(_ds=name))
+    frames = [f for f in frames if not f.empty]
+    if len({f["_ds"].iloc[0] for f in frames}) < 2:
+        return []
+    df = pd.concat(frames, ignore_index=True)
+    lab = with_labels(df, COORDS)
+    paths = []
+    out = Path(out_dir)
+    for prov in sorted(set(lab["provisioning"])):
+        d = lab[lab["provisioning"] == prov]
+        datasets = list(dict.fromkeys(d["_ds"]))
+        labels = list(dict.fromkeys(d["label"]))
+        col = colors(labels)
+        fig = figure(figsize=(max(6.0, 1.2 * len(datasets) + 2), 4.5))
+        ax = fig.add_subplot()
+        width = 0.8 / max(1, len(labels))
+        for i, label in enumerate(labels):
+            g = d[d["label"] == label].groupby("_ds")["queueing_latency_mean"]
+            m, lo, hi = g.mean().reindex(datasets), g.min().reindex(datasets), g.max().reindex(datasets)
+            x = np.arange(len(datasets)) + (i - (len(labels) - 1) / 2) * width
+            y = np.maximum(m.to_numpy(dtype=float), LAT_FLOOR)
+            ax.bar(x, y, width, label=label, color=col[label][0],
+                   yerr=[np.maximum(y - lo.to_numpy(dtype=float), 0), np.maximum(hi.to_numpy(dtype=float) - y, 0)],
+                   capsize=2)
+        tau = float(d["bound_ms"].iloc[0])
+        log_y(ax)
+        if 0 < tau < 1e300:
+            ax.axhline(tau, color="black", linestyle="--", linewidth=1, label=f"tau = {tau:g} ms")
+        ax.set_xticks(range(len(datasets)), datasets, rotation=20, ha="right")
+        ax.set_ylabel("mean queueing latency Q (ms, log)")
+        ax.set_title(f"Q per dataset at P = {prov}% (u = {100 - prov}%)")
+        ax.legend(fontsize=7)
+        paths.append(save(fig, out, f"queueing_per_dataset_P{prov}.png"))
     return paths
