@@ -63,6 +63,16 @@ def int_list(name: str, text: str) -> list[int]:
     return vals
 
 
+def float_list(name: str, text: str) -> list[float]:
+    try:
+        vals = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SkewbenchError(f"--{name} takes comma-separated numbers, got '{text}'") from None
+    if not vals:
+        raise SkewbenchError(f"--{name} needs at least one value")
+    return vals
+
+
 def name_list(name: str, text: str) -> list[str]:
     vals = [s.strip() for s in text.split(",") if s.strip()]
     if not vals:

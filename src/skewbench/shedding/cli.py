@@ -10,22 +10,10 @@ from skewbench import clikit
 from skewbench.shedding import DEFAULT_STRATEGIES
 
 
-def _float_list(name: str, text: str) -> list[float]:
-    from skewbench.errors import SkewbenchError
-
-    try:
-        vals = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise SkewbenchError(f"--{name} takes comma-separated numbers, got '{text}'") from None
-    if not vals:
-        raise SkewbenchError(f"--{name} needs at least one value")
-    return vals
-
-
 def _provisioning(text: str) -> list[int]:
     from skewbench.errors import SkewbenchError
 
-    vals = _float_list("provisioning", text)
+    vals = clikit.float_list("provisioning", text)
     bad = [v for v in vals if not (v >= 1 and float(v).is_integer())]
     if bad:
         raise SkewbenchError(f"--provisioning takes whole percentages >= 1 (u = 1 - P/100), got {bad[0]:g}")

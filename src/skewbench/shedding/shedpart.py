@@ -500,8 +500,9 @@ def _sample_sums(a, b, gid, wk, vals, ukeys, V, share, seed, window_id):
     for t in range(ns):
         cells[t] = gid[sel[t]] * V + wk[sel[t]]
     order = np.argsort(cells, kind="mergesort")       # stable: arrival order inside a cell
-    out_sum = {}
-    out_cnt = {}
+    # flat arrays, not dicts: a numba typed dict costs seconds of compiling in every process
+    out_sum = np.zeros(share.shape[0])
+    out_cnt = np.full(share.shape[0], -1, dtype=np.int64)
     t = 0
     while t < ns:
         c = cells[order[t]]
