@@ -176,3 +176,24 @@ def test_json_output_carries_the_issue_columns(las_ds, tmp_path):
     for row in doc["summary"]:
         for k in ("strategy", "dropped_ratio", "queueing_latency_mean"):
             assert row[k] is not None
+
+
+def test_csv_ingested_with_cost_and_value_columns(tmp_path):
+    """A user's own CSV: --cost-column feeds the operator shedders, --value-column ShedPart."""
+    rng = np.random.default_rng(8)
+    n = 6000
+    keys = rng.choice(6, size=n, p=[0.5, 0.2, 0.1, 0.1, 0.05, 0.05])
+    lines = ["t,user,ms,amount"] + [f"{i * 0.1:.1f},u{k},{0.5 + k:.2f},{rng.normal(10 + k, 2):.3f}"
+                                    for i, k in enumerate(keys)]
+    (tmp_path / "events.csv").write_text("\n".join(lines) + "\n")
+    r = CliRunner().invoke(main, ["datasets", "ingest", "csv", str(tmp_path / "events.csv"), "--key-column", "user",
+                                  "--time-column", "t", "--cost-column", "ms", "--value-column", "amount", "--out",
+                                  str(tmp_path / "ds")], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    _replay("--dataset", tmp_path / "ds", "--strategies", "las,fk,shedpart,fld", "--param", "las.window=64",
+            "--range", "60", "--slide", "30", "--out", tmp_path / "out")
+    rows = pq.read_table(tmp_path / "out" / "summary.parquet").to_pandas().set_index("strategy")
+    assert rows.loc["fk", "prefix_violation_share"] == 0 and rows.loc["las", "dropped"] > 0
+    assert rows.loc["shedpart", "windows"] == 18 and rows.loc["shedpart", "range_s"] == 60.0
+    assert rows.loc["shedpart", "imbalance_p50"] < rows.loc["fld", "imbalance_p50"]
+    assert rows.loc["fld", "data"] == "trace: csv"
