@@ -2,7 +2,9 @@
 
 1. ``kernels``: every strategy's routing kernel on one core, 10^7 Zipf tuples, against a bare
    numpy pass that hashes the same keys (splitmix64 and fastrange, vectorised).  OSG includes
-   its queue simulation (it is part of its decision loop).
+   its queue simulation (it is part of its decision loop).  The shedding family's simulators
+   (LAS, Base Line, Straw-Man, Full Knowledge; ShedPart and Storm fields grouping) run on the
+   same keys in the same run, against the same baseline.
 2. ``queues``: the shared worker-queue simulation (:func:`skewbench.simulation.simulate_queues`:
    per-worker sums, fine and per-window latency histograms) of 10^7 assigned tuples, against the
    bare FIFO loop of the round-robin baseline (:func:`~skewbench.simulation.round_robin_latency`)
@@ -34,6 +36,7 @@ from skewbench.grouping.base import Batch
 
 TARGETS = {"kg": 3, "sg": 3, "pkg": 10, "dc": 20, "wc": 20, "rr": 20, "fixed-d": 20, "osg": 50, "fk": 50}
 SPARK_TARGET = 2.0
+SHED_TARGETS = {"las": 20, "bl": 20, "sm": 20, "fk": 20, "shedpart": 50, "fld": 50}
 QUEUE_TARGET = 15.0  # two logarithms per tuple (fine and per-window histogram bins) dominate
 
 
@@ -87,7 +90,47 @@ def bench_kernels(tuples: int, keys: int, alpha: float, workers: int, sources: i
 
         el = _best(run, repeat)
         res["strategies"][name] = {"tuples_per_s": tuples / el, "time_ratio": el / base, "target": TARGETS[name]}
+    res["shedding"] = bench_shedding(key, cost, base, repeat)
     return res
+
+
+def bench_shedding(key: np.ndarray, cost: np.ndarray, base: float, repeat: int) -> dict:
+    """The shedding family's simulators on the same keys, against the same baseline: the LAS
+    strategies in front of one operator at u = 25% (P = 75), tau = 6.4 ms; ShedPart and Storm
+    fields grouping on 4 workers over sliding windows of 10^6 tuples (slide 5 x 10^5), values
+    drawn from the costs."""
+    from skewbench.shedding import las, shedpart
+
+    m = len(key)
+    k31 = key % (1 << 31)
+    arr = np.arange(m, dtype=np.float64) * (cost.mean() * 0.75)
+    out: dict = {}
+    for kind in ("las", "bl", "sm", "fk"):
+        cfg = las.LASConfig(tau=6.4, u=0.25, wbar=float(cost.mean()))
+        las.simulate(kind, k31[:5000], arr[:5000], cost[:5000], cfg, 0)  # JIT warm-up
+
+        def run() -> float:
+            t = time.perf_counter()
+            las.simulate(kind, k31, arr, cost, cfg, 0)
+            return time.perf_counter() - t
+
+        el = _best(run, repeat)
+        out[kind] = {"tuples_per_s": m / el, "time_ratio": el / base, "target": SHED_TARGETS[kind]}
+    ts = np.arange(m, dtype=np.float64) * 1e-3  # 1000 tuples per second: windows of 1000 s
+    values = cost * (1.0 + 0.1 * np.sin(np.arange(m)))
+    for name, shed in (("shedpart", True), ("fld", False)):
+        cfg = shedpart.ShedPartConfig(range_s=1000.0, slide_s=500.0, workers=4, shed=shed)
+        shedpart.replay(ts[:20000], key[:20000], values[:20000], shedpart.ShedPartConfig(range_s=5.0, slide_s=2.5,
+                                                                                         shed=shed), 0)
+
+        def run() -> float:
+            t = time.perf_counter()
+            shedpart.replay(ts, key, values, cfg, 0)
+            return time.perf_counter() - t
+
+        el = _best(run, repeat)
+        out[name] = {"tuples_per_s": m / el, "time_ratio": el / base, "target": SHED_TARGETS[name]}
+    return out
 
 
 def bench_queues(tuples: int, workers: int, repeat: int, windows: int = 100) -> dict:
@@ -184,6 +227,12 @@ def main() -> None:
             ok &= good
             if not a.json:
                 print(f"  {name:16s} {v['tuples_per_s'] / 1e6:8.1f} M tuples/s   {v['time_ratio']:6.2f}x "
+                      f"(target <= {v['target']}x) {'ok' if good else 'MISSED'}")
+        for name, v in r["shedding"].items():
+            good = v["time_ratio"] <= v["target"]
+            ok &= good
+            if not a.json:
+                print(f"  shedding {name:7s} {v['tuples_per_s'] / 1e6:8.1f} M tuples/s   {v['time_ratio']:6.2f}x "
                       f"(target <= {v['target']}x) {'ok' if good else 'MISSED'}")
     if a.what in ("queues", "all"):
         out["queues"] = r = bench_queues(a.tuples or 10_000_000, a.workers, a.repeat)
