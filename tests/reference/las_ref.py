@@ -1,5 +1,16 @@
-"""Plain-Python reference of the LAS simulation (las.spec.md 2.2-2.6), one tuple at a time, with
-lists and dicts; shares nothing with :mod:`skewbench.shedding.las` but the hash parameters."""
+"""Plain-Python reference of the LAS simulator (las.spec.md 2.1-2.6, A1-A5, A15, A18), used only
+by tests.
+
+One tuple at a time, lists of lists for the Count-Min matrices, a ``collections.deque`` of dicts for
+the operator's pending completions, strings for modes and phases, and the spec's listings followed
+line by line (OP_EXECUTED, ON_MATRICES, ON_DELTA, SHED, CHECK).  It shares nothing with
+:mod:`skewbench.shedding.las` but its inputs (the hash parameters and coins are passed in).
+
+Besides the trace it logs what the property tests look at: ``qhat_all`` (the q^ each CHECK saw,
+kept or dropped), ``belief_after`` (Qsum / l after each CHECK), ``matrix_at`` (the executed counts
+at which the operator shipped), ``piggy`` (indices of the tuples that carried a piggy-back) and
+``delta_raw`` (the Delta values the operator returned, before the guard).
+"""
 
 from __future__ import annotations
 
@@ -9,166 +20,210 @@ from collections import deque
 P = 2**31 - 1
 
 
-def shape(eps: float, delta: float) -> tuple[int, int]:
-    r = max(1, math.ceil(math.log2(1 / delta) - 1e-12))
-    c = max(1, round(math.e / eps)) if eps > 0 else 1 << 16
-    return r, c
+def sketch_shape(epsilon, delta):
+    r = math.ceil(math.log2(1 / delta) - 1e-12)
+    c = 1 << 16 if epsilon == 0 else min(1 << 16, int(math.floor(math.e / epsilon + 0.5)))
+    return max(r, 1), max(c, 1)
+
+
+def h(a, b, c, x):
+    return ((int(a) * int(x) + int(b)) % P) % c
 
 
 class Sketch:
-    def __init__(self, r, c, ha, hb):
-        self.r, self.c, self.ha, self.hb = r, c, [int(x) for x in ha], [int(x) for x in hb]
-        self.F = [[0.0] * c for _ in range(r)]
-        self.W = [[0.0] * c for _ in range(r)]
+    def __init__(self, ha, hb, c):
+        self.ha, self.hb, self.c = [int(v) for v in ha], [int(v) for v in hb], c
+        self.F = [[0.0] * c for _ in self.ha]
+        self.W = [[0.0] * c for _ in self.ha]
 
-    def col(self, i, key):
-        return ((self.ha[i] * key + self.hb[i]) % P) % self.c
+    def clear(self):
+        self.F = [[0.0] * self.c for _ in self.ha]
+        self.W = [[0.0] * self.c for _ in self.ha]
 
     def add(self, key, dur):
-        for i in range(self.r):
-            j = self.col(i, key)
-            self.F[i][j] += 1
+        for i in range(len(self.ha)):
+            j = h(self.ha[i], self.hb[i], self.c, key)
+            self.F[i][j] += 1.0
             self.W[i][j] += dur
 
     def ratios(self):
-        return [[(self.W[i][j] / self.F[i][j]) if self.F[i][j] > 0 else 0.0 for j in range(self.c)]
-                for i in range(self.r)]
+        return [[(w / f if f > 0 else 0.0) for f, w in zip(fr, wr)] for fr, wr in zip(self.F, self.W)]
 
-    def copy(self):
-        s = Sketch(self.r, self.c, self.ha, self.hb)
-        s.F = [row[:] for row in self.F]
-        s.W = [row[:] for row in self.W]
-        return s
 
-    def estimate(self, key):
-        best, bf = None, None
-        for i in range(self.r):
-            f = self.F[i][self.col(i, key)]
-            if best is None or f < bf:
-                best, bf = i, f
-        if bf > 0:
-            return self.W[best][self.col(best, key)] / bf
-        sf, sw = sum(self.F[0]), sum(self.W[0])
-        return sw / sf if sf > 0 else 0.0
+def est(F, W, ha, hb, c, key):
+    best_row = 0
+    cols = [h(ha[i], hb[i], c, key) for i in range(len(ha))]
+    for i in range(1, len(ha)):
+        if F[i][cols[i]] < F[best_row][cols[best_row]]:
+            best_row = i
+    f = F[best_row][cols[best_row]]
+    if f > 0:
+        return W[best_row][cols[best_row]] / f
+    sf = 0.0
+    sw = 0.0
+    for j in range(c):
+        sf += F[0][j]
+        sw += W[0][j]
+    return sw / sf if sf > 0 else 0.0
 
 
 class Operator:
-    def __init__(self, r, c, ha, hb, N, mu):
-        self.r, self.c, self.ha, self.hb, self.N, self.mu = r, c, ha, hb, N, mu
-        self.reset()
-
-    def reset(self):
-        self.sk = Sketch(self.r, self.c, self.ha, self.hb)
-        self.S = None
-        self.start = True
+    def __init__(self, ha, hb, c, N, mu, t0, literal_clock):
+        self.sk = Sketch(ha, hb, c)
+        self.S = [[0.0] * c for _ in ha]
+        self.phase = "START"
         self.k = 0
+        self.C = 0.0
+        self.N, self.mu, self.t0, self.literal_clock = N, mu, t0, literal_clock
 
-    def execute(self, key, dur):
-        """Count one execution; returns a shipped sketch or None."""
+    def executed(self, key, dur, finish, piggy):
+        """OP_EXECUTED; returns (delta message or None, matrices message or None)."""
         self.k += 1
-        shipped = None
+        if self.literal_clock:
+            self.C = self.C + dur
+        else:
+            self.C = finish - self.t0
+        delta_msg = None
+        if piggy is not None:
+            delta_msg = (self.C - piggy[0], piggy[1])
+        mat_msg = None
         if self.k % self.N == 0:
             R = self.sk.ratios()
-            if self.start:
-                self.S, self.start = R, False
+            if self.phase == "START":
+                self.S = R
+                self.phase = "STABILIZING"
             else:
-                den = sum(map(sum, self.S))
-                num = sum(abs(a - b) for ra, rb in zip(self.S, R) for a, b in zip(ra, rb))
+                num = 0.0
+                den = 0.0
+                for i in range(len(R)):
+                    for j in range(len(R[i])):
+                        num += abs(self.S[i][j] - R[i][j])
+                        den += self.S[i][j]
                 eta = num / den if den > 0 else math.inf
                 if eta <= self.mu:
-                    shipped = self.sk.copy()
-                    self.sk = Sketch(self.r, self.c, self.ha, self.hb)
-                    self.start = True
+                    mat_msg = ([row[:] for row in self.sk.F], [row[:] for row in self.sk.W], self.k)
+                    self.sk.clear()
+                    self.phase = "START"
                 else:
                     self.S = R
         self.sk.add(key, dur)
-        return shipped
+        return delta_msg, mat_msg
 
 
-def simulate(kind, keys, arrivals, durations, *, tau, eps=0.05, delta=0.1, N=1024, mu=0.05, inflation=None,
-             literal_clock=False, literal_sync=False, goal="avg", u=0.0, wbar=1.0, coins=None, ha=None, hb=None,
-             warm_keys=None, warm_durations=None):
+def simulate(kind, keys, arrivals, durations, *, tau, epsilon=0.05, delta=0.1, window=1024, mu=0.05,
+             inflation=None, literal_clock=False, literal_sync=False, goal="avg", u=0.0, wbar=1.0,
+             coins=None, hash_a=None, hash_b=None, columns=None, warm_keys=None, warm_durations=None):
+    keys = [int(k) for k in keys]
+    arrivals = [float(a) for a in arrivals]
+    durations = [float(d) for d in durations]
     m = len(keys)
-    r, c = shape(eps, delta)
-    infl = eps if inflation is None else inflation
-    T0 = arrivals[0] if m else 0.0
-    op = Operator(r, c, ha, hb, N, mu)
-    mode, Fl, matrices, warm = "RUN", None, 0, False
+    r, c = sketch_shape(epsilon, delta)
+    if columns is not None:
+        c = int(columns)
+    ha = [int(v) for v in hash_a]
+    hb = [int(v) for v in hash_b]
+    assert len(ha) == r
+    infl = (epsilon if inflation is None else inflation) if kind == "las" else 0.0
+    t0 = arrivals[0]
+    out = {"dropped": [False] * m, "q": [math.nan] * m, "c": [math.nan] * m, "qhat": [math.nan] * m,
+           "qhat_all": [math.nan] * m, "belief_after": [math.nan] * m, "matrices": 0, "nop_tuples": 0,
+           "deltas": [], "delta_raw": [], "matrix_at": [], "piggy": [], "warm_started": False}
+
+    # shedder state
+    ls = {"mode": "RUN", "F": None, "W": None, "Chat": 0.0, "Qsum": 0.0, "l": 0, "kappa": 0.0}
     if kind == "las":
-        mode = "NOP"
-        if warm_keys is not None and len(warm_keys):
-            done = False
-            for _ in range(64):
-                for k, d in zip(warm_keys, warm_durations):
-                    s = op.execute(int(k), float(d))
-                    if s is not None:
-                        Fl, done = s, True
-                        break
-                if done:
+        ls["mode"] = "NOP"
+    op = Operator(ha, hb, c, window, mu, t0, literal_clock) if kind == "las" else None
+
+    def on_matrices(F, W):
+        ls["F"], ls["W"], ls["mode"] = F, W, "SEND"
+        out["matrices"] += 1
+
+    def on_delta(d, kappa_sent):
+        corr = d if literal_sync else d - (ls["kappa"] - kappa_sent)
+        ls["Chat"] += corr
+        ls["kappa"] += corr
+        out["deltas"].append(corr)
+        out["delta_raw"].append(d)
+
+    # warm start (A5)
+    if kind == "las" and warm_keys is not None and len(warm_keys) > 0:
+        wop = Operator(ha, hb, c, window, mu, 0.0, literal_clock)
+        got = None
+        for _ in range(64):
+            for wk, wd in zip(warm_keys, warm_durations):
+                _, mat = wop.executed(int(wk), float(wd), 0.0, None)
+                if mat is not None:
+                    got = mat
                     break
-            if done:
-                mode, matrices, warm = "SEND", 1, True
-            op.reset()
-    chat = qsum = kappa = 0.0
-    ell = nop = 0
-    C = 0.0
-    pending = deque()
-    busy = -math.inf
-    out = {"dropped": [], "q": [], "c": [], "qhat": [], "deltas": []}
-    for i in range(m):
-        a = float(arrivals[i])
-        if kind == "las":
-            while pending and pending[0][0] <= a:
-                fin, k, d, piggy = pending.popleft()
-                C = C + d if literal_clock else fin - T0
-                if piggy is not None:
-                    delta_ = C - piggy[0]
-                    corr = delta_ if literal_sync else delta_ - (kappa - piggy[1])
-                    chat += corr
-                    kappa += corr
-                    out["deltas"].append(delta_)
-                shipped = op.execute(k, d)
-                if shipped is not None:
-                    Fl, mode = shipped, "SEND"
-                    matrices += 1
-        keep, qh, piggy = True, math.nan, None
-        if kind == "bl":
-            keep = not (coins[i] < max(0.0, u))
-        elif kind in ("sm", "fk", "las"):
-            if kind == "las" and mode == "NOP":
-                nop += 1
-            else:
-                x = a - T0
-                q_est = chat - x if literal_clock else max(0.0, chat - x)
-                if goal == "max":
-                    keep = not (q_est > tau)
-                else:
-                    keep = not ((qsum + q_est) / (ell + 1) > tau)
-                if keep:
-                    qsum += q_est
-                    ell += 1
-                    qh = q_est
-                    base = chat if literal_clock else max(chat, x)
-                    est = wbar if kind == "sm" else (float(durations[i]) if kind == "fk"
-                                                    else Fl.estimate(int(keys[i])) * (1 + infl))
-                    chat = base + est
-                    if kind == "las" and mode == "SEND":
-                        piggy = (chat, kappa)
-                        mode = "RUN"
-        if keep:
-            s = max(a, busy)
-            busy = s + float(durations[i])
-            out["dropped"].append(False)
-            out["q"].append(s - a)
-            out["c"].append(busy - a)
-            out["qhat"].append(qh)
-            if kind == "las":
-                pending.append((busy, int(keys[i]), float(durations[i]), piggy))
+            if got is not None:
+                break
+        if got is not None:
+            on_matrices(got[0], got[1])
+            out["warm_started"] = True
+
+    def check(qh):
+        if goal == "max":
+            bad = qh > tau
         else:
-            out["dropped"].append(True)
-            out["q"].append(math.nan)
-            out["c"].append(math.nan)
-            out["qhat"].append(math.nan)
-    out.update(matrices=matrices, nop_tuples=nop, warm_started=warm,
-               belief=qsum / ell if ell else math.nan)
+            bad = (ls["Qsum"] + qh) / (ls["l"] + 1) > tau
+        if bad:
+            return True
+        ls["Qsum"] += qh
+        ls["l"] += 1
+        return False
+
+    def estimate(i):
+        if kind == "sm":
+            return wbar
+        if kind == "fk":
+            return durations[i]
+        return est(ls["F"], ls["W"], ha, hb, c, keys[i])
+
+    pending = deque()
+    busy_until = t0
+    for i in range(m):
+        a = arrivals[i]
+        while pending and pending[0]["finish"] <= a:
+            job = pending.popleft()
+            dmsg, mmsg = op.executed(job["key"], job["dur"], job["finish"], job["piggy"])
+            if dmsg is not None:
+                on_delta(*dmsg)
+            if mmsg is not None:
+                out["matrix_at"].append(mmsg[2])
+                on_matrices(mmsg[0], mmsg[1])
+        # the decision
+        piggy = None
+        if kind == "ns":
+            keep = True
+        elif kind == "bl":
+            keep = not (coins[i] < max(0.0, u))
+        elif ls["mode"] == "NOP":
+            keep = True
+            out["nop_tuples"] += 1
+        else:
+            x = a - t0
+            qh = ls["Chat"] - x if literal_clock else max(0.0, ls["Chat"] - x)
+            out["qhat_all"][i] = qh
+            keep = not check(qh)
+            out["belief_after"][i] = ls["Qsum"] / ls["l"] if ls["l"] else math.nan
+            if keep:
+                out["qhat"][i] = qh
+                base = ls["Chat"] if literal_clock else max(ls["Chat"], x)
+                ls["Chat"] = base + (1.0 + infl) * estimate(i)
+                if ls["mode"] == "SEND":
+                    piggy = (ls["Chat"], ls["kappa"])
+                    out["piggy"].append(i)
+                    ls["mode"] = "RUN"
+        if not keep:
+            out["dropped"][i] = True
+            continue
+        start = max(a, busy_until)
+        busy_until = start + durations[i]
+        out["q"][i] = start - a
+        out["c"][i] = busy_until - a
+        if op is not None:
+            pending.append({"finish": busy_until, "key": keys[i], "dur": durations[i], "piggy": piggy})
+    out["belief"] = ls["Qsum"] / ls["l"] if ls["l"] else math.nan
+    out["executed"] = op.k if op is not None else None
     return out

@@ -3,35 +3,44 @@ operator, for LAS and its comparison strategies.
 
 Model (las.spec.md 1-2)
 -----------------------
-Tuple ``i`` arrives at ``arrivals[i]`` ms (``T0 = arrivals[0]``) and, if kept, runs
-``durations[i]`` ms on the operator, a FIFO queue without preemption: it starts at
-``s = max(a, finish of the previous kept tuple)``; its queueing latency is ``s - a`` and its
+Tuple ``i`` carries the integer key ``keys[i]`` (``0 <= key < 2^31``), arrives at ``arrivals[i]``
+ms (non-decreasing; ``T0 = arrivals[0]``) and, if kept, runs ``durations[i]`` ms, its true current
+duration, on one operator with a FIFO buffer and no preemption: it starts at
+``s = max(a, finish of the previous kept tuple)``, its queueing latency is ``s - a`` and its
 completion latency ``s + durations[i] - a``.  Completions at or before an arrival are handled
-before it (2.6).  The shedder decides from its own state only (never the tuple's key):
+before that arrival (2.6).  The shedder decides at once, from its own state and the arrival time
+only, never from the tuple's key:
 
-* ``ns``: keeps everything; ``bl``: drops with probability ``max(0, u)`` (coins given or drawn
-  from the seed);
-* ``sm``, ``fk``, ``las``: the SHED/CHECK rule of 2.3 with the look-ahead AVG(tau) check (A2)
-  (``goal="max"``: drop when the estimate exceeds tau, A18), the clamped clock of A1
-  (``q^ = max(0, C^ - x)``, ``C^ = max(C^, x) + estimate``; ``literal_clock`` drops both
-  clamps), estimates ``wbar`` (SM), the exact duration (FK), or the Count-Min estimate times
-  ``1 + inflation`` (LAS; ``inflation`` defaults to ``epsilon``, A25).
-* LAS's operator (2.2) records counts and durations of executed tuples in Count-Min matrices
-  ``r = ceil(log2(1/delta))`` x ``c = round(e/epsilon)`` with Carter-Wegman hashes
-  ``((a x + b) mod (2^31 - 1)) mod c``; every ``N`` executions it compares the cell ratios with
-  its snapshot and ships the matrices when they moved by at most ``mu`` (relative L1), then
-  starts over.  The shedder is NOP until the first matrices (keeps everything), then SEND (the
-  next kept tuple carries ``(C^, kappa)``), then RUN.  When the operator executes the carrying
-  tuple it returns ``Delta = C - C^_sent``; the shedder applies ``Delta - (kappa - kappa_sent)``
-  (the A15 guard; ``literal_sync`` applies ``Delta``).  ``C`` is the executed tuple's finish time
-  minus ``T0`` (A1); with ``literal_clock`` it is the running sum of executed durations.
-* Warm start (A5): an untimed warm-up sample runs through the operator until it ships its first
-  matrices (cycling through the sample up to 64 times); the shedder starts in SEND with them and
-  the operator restarts empty.  Without a sample, or when it never ships, LAS starts cold (NOP).
+* ``ns`` keeps everything; ``bl`` drops tuple ``i`` when ``coins[i] < max(0, u)`` (2.5.1, A11);
+* ``sm``, ``fk`` and ``las`` run SHED/CHECK (2.3): ``x = a - T0``, ``q^ = max(0, C^ - x)``; the
+  look-ahead AVG(tau) check drops when ``(Qsum + q^) / (l + 1) > tau`` (A2), the ``goal="max"``
+  check when ``q^ > tau`` (A18); a kept tuple adds ``q^`` to ``Qsum`` and one to ``l`` and moves
+  the clock to ``C^ = max(C^, x) + (1 + infl) * EST(t)``.  ``literal_clock`` removes both
+  ``max`` clamps (A1).  EST is the constant ``wbar`` for SM and the exact ``durations[i]`` for FK,
+  both starting in RUN with ``infl = 0`` (A9, A10); LAS uses the Count-Min point query of 2.1
+  and ``infl = inflation`` (default ``epsilon``, A25).
+* LAS's operator (2.2) keeps Count-Min matrices ``Fo`` (counts) and ``Wo`` (summed measured
+  durations), ``r = ceil(log2(1/delta))`` rows by ``c = round(e/epsilon)`` columns (A4), rows
+  hashed by Carter-Wegman ``h_i(x) = ((a_i x + b_i) mod (2^31 - 1)) mod c``.  On the k-th executed
+  tuple it sets its clock ``C`` to the finish time minus ``T0`` (``literal_clock``: adds the
+  duration), answers a piggy-backed ``(C^, kappa)`` with ``Delta = C - C^``, and when
+  ``k mod N == 0`` takes the cell ratios ``R = Wo / Fo`` (0 on empty cells): in START it stores
+  them as its snapshot ``S``, in STABILIZING it ships ``(Fo, Wo)`` to the shedder when
+  ``sum|S - R| / sum S <= mu`` (``inf`` when ``sum S == 0``) and restarts empty in START, else
+  ``S = R``.  Only then is the tuple itself recorded (the listing's order, A16).
+* LAS's shedder (2.3) is NOP (keep, no estimate, no clock) until its first matrices, then SEND:
+  the next kept tuple carries ``(C^, kappa)`` and the shedder goes to RUN; matrices may arrive in
+  any mode and always put it back in SEND.  A returned ``Delta`` is applied as
+  ``corr = Delta - (kappa - kappa_sent)`` (A15; ``literal_sync``: ``corr = Delta``), with
+  ``C^ += corr`` and ``kappa += corr``.  Messages travel instantly.
+* Warm start (A5): an untimed warm-up sample runs through the operator (cycling through it up to
+  64 times) until it ships its first matrices; the shedder starts in SEND with that pair and the
+  operator restarts empty in START with ``C = 0``.  Without a sample, or when the sample never
+  yields a pair, LAS starts cold in NOP.
 
-Everything runs in one ``@njit`` loop over flat arrays; one run is ``O(m r)``.  The operator's
-FIFO rule is :func:`skewbench.simulation.fifo_start`, shared with the grouping family's worker
-queues.
+Everything after input validation runs in one ``@njit`` loop over flat arrays; pending
+completions sit in a ring buffer.  One run is ``O(m r)`` plus ``O(r c)`` per ``N`` executions.
+Pending completions are not drained at the end (A17).
 """
 
 from __future__ import annotations
@@ -47,315 +56,547 @@ from skewbench.simulation import fifo_start
 
 KINDS = ("ns", "bl", "sm", "fk", "las")
 PRIME = 2**31 - 1
+#: largest number of sketch columns (epsilon = 0 or tiny epsilon would ask for more)
+MAX_COLUMNS = 1 << 16
+#: cap on the passes through a warm-up sample (A5)
+WARM_PASSES = 64
+_KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+_NS, _BL, _SM, _FK, _LAS = range(5)
 _NOP, _SEND, _RUN = 0, 1, 2
-_WARM_PASSES = 64
+_START, _STAB = 0, 1
+_COIN_TAG = 0xB1
 
 
 def sketch_shape(epsilon: float, delta: float) -> tuple[int, int]:
-    """Count-Min rows and columns: ``r = ceil(log2(1/delta))``, ``c = round(e/epsilon)`` (A4)."""
+    """Count-Min rows and columns (2.1, A4): ``r = ceil(log2(1/delta))`` and ``c = round(e/epsilon)``
+    (nearest integer, halves up), so ``(0.05, 0.1) -> (4, 54)`` and ``(0.7, 0.25) -> (2, 4)``.
+
+    ``c`` is capped at :data:`MAX_COLUMNS` (which ``epsilon = 0`` gets); pass ``columns`` to
+    :func:`simulate` for another width.
+    """
+    if not 0.0 < delta < 1.0:
+        raise SkewbenchError(f"las: delta must be in (0, 1), got {delta!r}")
+    if not epsilon >= 0.0:
+        raise SkewbenchError(f"las: epsilon must be >= 0, got {epsilon!r}")
     r = max(1, int(math.ceil(math.log2(1.0 / delta) - 1e-12)))
-    c = max(1, int(round(math.e / epsilon))) if epsilon > 0 else 1 << 16
-    return r, c
+    if epsilon == 0.0 or math.e / epsilon >= MAX_COLUMNS:
+        return r, MAX_COLUMNS
+    return r, max(1, int(math.floor(math.e / epsilon + 0.5)))
 
 
 def hash_params(seed: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Carter-Wegman ``(a, b)`` per row, drawn from the run seed."""
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(0x1A5,))))
+    """Carter-Wegman parameters per row, drawn from the run seed: int64 ``a`` in ``[1, p-1]`` and
+    ``b`` in ``[0, p-1]`` with ``p = 2^31 - 1``."""
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(0x1A5,))))
     a = rng.integers(1, PRIME, size=rows, dtype=np.int64)
     b = rng.integers(0, PRIME, size=rows, dtype=np.int64)
     return a, b
 
 
+def bl_coins(seed: int, m: int) -> np.ndarray:
+    """The Base Line's default uniforms for a run seed (drop tuple ``i`` if ``coins[i] < max(0, u)``)."""
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(_COIN_TAG,))))
+    return rng.random(m)
+
+
 @dataclass(frozen=True)
 class LASConfig:
-    tau: float
-    epsilon: float = 0.05
-    delta: float = 0.1
-    window: int = 1024
-    mu: float = 0.05
-    inflation: float | None = None
-    literal_clock: bool = False
-    literal_sync: bool = False
-    goal: str = "avg"
-    u: float = 0.0
-    wbar: float = 1.0
+    """Parameters of one simulation; only the ones its kind uses matter."""
+
+    tau: float                        # ms, the bound on the running average queueing latency
+    epsilon: float = 0.05             # Count-Min precision (c = round(e/epsilon)) and LAS's inflation
+    delta: float = 0.1                # Count-Min failure probability (r = ceil(log2(1/delta)))
+    window: int = 1024                # N, executed tuples between two stability checks
+    mu: float = 0.05                  # stability tolerance of the operator's snapshot test
+    inflation: float | None = None    # LAS's over-estimate factor 1 + inflation; None -> epsilon (A25)
+    literal_clock: bool = False       # A1 ablation: no max() clamps, operator clock = sum of durations
+    literal_sync: bool = False        # A15 ablation: apply every Delta in full
+    goal: str = "avg"                 # CHECK goal: "avg" (AVG(tau)) or "max" (drop if q^ > tau, A18)
+    u: float = 0.0                    # BL drops with probability max(0, u)
+    wbar: float = 1.0                 # SM's constant estimate (ms)
 
 
 @dataclass
 class Trace:
-    dropped: np.ndarray
-    q: np.ndarray
-    c: np.ndarray
-    qhat: np.ndarray
-    matrices: int
-    nop_tuples: int
-    deltas: np.ndarray
-    belief: float
+    """One run: per-tuple arrays over the ``m`` arrivals plus LAS's diagnostics."""
+
+    dropped: np.ndarray   # bool[m]
+    q: np.ndarray         # float64[m] queueing latency, NaN where dropped
+    c: np.ndarray         # float64[m] completion latency, NaN where dropped
+    qhat: np.ndarray      # float64[m] the shedder's estimate for kept tuples, NaN if dropped / not estimated
+    matrices: int         # matrix pairs received by the shedder (LAS, including the warm-start pair)
+    nop_tuples: int       # tuples handled in NOP mode
+    deltas: np.ndarray    # float64[k] the corrections applied, in order
+    belief: float         # Qsum / l at the end (NaN if l == 0)
     warm_started: bool
 
 
+# --------------------------------------------------------------------------------------------
+# Count-Min pieces shared by operator and shedder
+
 @njit(cache=True)
 def _col(key, a, b, c):
-    return ((a * key + b) % 2147483647) % c
+    # ((a key + b) mod p) mod c with p = 2^31 - 1: fold the high bits (2^31 == 1 mod p) instead of
+    # dividing by p; a key + b < 2^62 + 2^31 fits int64
+    x = a * key + b
+    x = (x & 2147483647) + (x >> 31)
+    x = (x & 2147483647) + (x >> 31)
+    if x >= 2147483647:
+        x -= 2147483647
+    return x % c
 
 
 @njit(cache=True)
-def _estimate(F, W, key, ha, hb):
-    r, c = F.shape
-    best = -1
-    bf = 0.0
-    for i in range(r):
-        f = F[i, _col(key, ha[i], hb[i], c)]
-        if best < 0 or f < bf:
-            best, bf = i, f
-    if bf > 0:
-        return W[best, _col(key, ha[best], hb[best], c)] / bf
+def _col_fast(key, a, b, c, inv_c):
+    # _col with the final ``mod c`` by a float reciprocal and one correction step
+    # (exact: x < 2^31, so x * inv_c is off by far less than one)
+    x = a * key + b
+    x = (x & 2147483647) + (x >> 31)
+    x = (x & 2147483647) + (x >> 31)
+    if x >= 2147483647:
+        x -= 2147483647
+    y = x - np.int64(x * inv_c) * c
+    if y < 0:
+        y += c
+    elif y >= c:
+        y -= c
+    return y
+
+
+@njit(cache=True)
+def _record(F, W, key, dur, ha, hb):
+    c = F.shape[1]
+    for i in range(F.shape[0]):
+        j = _col(key, ha[i], hb[i], c)
+        F[i, j] += 1.0
+        W[i, j] += dur
+
+
+@njit(cache=True)
+def _record_cols(F, W, cols, t, dur):
+    for i in range(F.shape[0]):
+        j = cols[t, i]
+        F[i, j] += 1.0
+        W[i, j] += dur
+
+
+@njit(cache=True)
+def _est_cols(F, W, cols, t):
+    best = F[0, cols[t, 0]]
+    bw = W[0, cols[t, 0]]
+    for i in range(1, F.shape[0]):
+        j = cols[t, i]
+        if F[i, j] < best:  # strict: ties keep the lowest row (A23)
+            best = F[i, j]
+            bw = W[i, j]
+    if best > 0.0:
+        return bw / best
+    return _mean0(F, W)
+
+
+@njit(cache=True)
+def _mean0(F, W):
+    sf = 0.0
+    sw = 0.0
+    for j in range(F.shape[1]):
+        sf += F[0, j]
+        sw += W[0, j]
+    if sf > 0.0:
+        return sw / sf
+    return 0.0
+
+
+@njit(cache=True)
+def _est(F, W, key, ha, hb):
+    c = F.shape[1]
+    best = -1.0
+    bw = 0.0
+    for i in range(F.shape[0]):
+        j = _col(key, ha[i], hb[i], c)
+        if best < 0.0 or F[i, j] < best:  # strict: ties keep the lowest row (A23)
+            best = F[i, j]
+            bw = W[i, j]
+    if best > 0.0:
+        return bw / best
     sf = 0.0
     sw = 0.0
     for j in range(c):
         sf += F[0, j]
         sw += W[0, j]
-    return sw / sf if sf > 0 else 0.0
+    if sf > 0.0:
+        return sw / sf
+    return 0.0
 
 
 @njit(cache=True)
-def _op_check(Fo, Wo, S, phase, mu):
-    """The stability check every N executions; returns (send, new phase)."""
+def _window_check(Fo, Wo, S, phase, mu):
+    """The ``k mod N == 0`` step of OP_EXECUTED: returns ``(ship, new phase)``; updates ``S``."""
     r, c = Fo.shape
-    if phase == 0:
+    if phase == _START:
         for i in range(r):
             for j in range(c):
-                S[i, j] = Wo[i, j] / Fo[i, j] if Fo[i, j] > 0 else 0.0
-        return False, 1
+                S[i, j] = Wo[i, j] / Fo[i, j] if Fo[i, j] > 0.0 else 0.0
+        return False, _STAB
     num = 0.0
     den = 0.0
     for i in range(r):
         for j in range(c):
-            rr = Wo[i, j] / Fo[i, j] if Fo[i, j] > 0 else 0.0
-            num += abs(S[i, j] - rr)
+            rv = Wo[i, j] / Fo[i, j] if Fo[i, j] > 0.0 else 0.0
+            num += abs(S[i, j] - rv)
             den += S[i, j]
-    eta = num / den if den > 0 else np.inf
+    eta = num / den if den > 0.0 else np.inf
     if eta <= mu:
-        return True, 0
+        return True, _START
     for i in range(r):
         for j in range(c):
-            S[i, j] = Wo[i, j] / Fo[i, j] if Fo[i, j] > 0 else 0.0
-    return False, 1
+            S[i, j] = Wo[i, j] / Fo[i, j] if Fo[i, j] > 0.0 else 0.0
+    return False, _STAB
 
 
 @njit(cache=True)
-def _record(Fo, Wo, key, dur, ha, hb):
-    r, c = Fo.shape
-    for i in range(r):
-        j = _col(key, ha[i], hb[i], c)
-        Fo[i, j] += 1.0
-        Wo[i, j] += dur
+def _cols_kernel(keys, ha, hb, c):
+    out = np.empty((ha.shape[0], keys.shape[0]), dtype=np.int64)
+    for i in range(ha.shape[0]):
+        for t in range(keys.shape[0]):
+            out[i, t] = _col(keys[t], ha[i], hb[i], c)
+    return out
 
 
 @njit(cache=True)
-def _warm(wk, wd, N, mu, ha, hb, r, c, passes):
-    """Run the warm-up sample through a fresh operator until it ships; (shipped, F, W)."""
+def _sketch_kernel(keys, durs, ha, hb, c):
+    F = np.zeros((ha.shape[0], c))
+    W = np.zeros((ha.shape[0], c))
+    for t in range(keys.shape[0]):
+        _record(F, W, keys[t], durs[t], ha, hb)
+    return F, W
+
+
+@njit(cache=True)
+def _est_kernel(F, W, keys, ha, hb):
+    out = np.empty(keys.shape[0])
+    for t in range(keys.shape[0]):
+        out[t] = _est(F, W, keys[t], ha, hb)
+    return out
+
+
+def hash_columns(keys, hash_a, hash_b, columns: int) -> np.ndarray:
+    """``h_i(key)`` for every row ``i`` and key: int64 ``[r, len(keys)]``, values in ``[0, columns)``."""
+    return _cols_kernel(np.ascontiguousarray(keys, dtype=np.int64), np.asarray(hash_a, dtype=np.int64),
+                        np.asarray(hash_b, dtype=np.int64), int(columns))
+
+
+def sketch(keys, durations, hash_a, hash_b, columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Count-Min pair ``(F, W)`` (float64 ``[r, columns]``) of a sequence of measured tuples."""
+    return _sketch_kernel(np.ascontiguousarray(keys, dtype=np.int64),
+                          np.ascontiguousarray(durations, dtype=np.float64),
+                          np.asarray(hash_a, dtype=np.int64), np.asarray(hash_b, dtype=np.int64), int(columns))
+
+
+def estimate(F, W, keys, hash_a, hash_b) -> np.ndarray:
+    """EST(F, W, t) of 2.1 for each key: the min-count row's ratio (lowest row on ties); the
+    sketch-wide mean for a key no row has seen, 0 for an empty sketch (A3)."""
+    return _est_kernel(np.asarray(F, dtype=np.float64), np.asarray(W, dtype=np.float64),
+                       np.ascontiguousarray(keys, dtype=np.int64),
+                       np.asarray(hash_a, dtype=np.int64), np.asarray(hash_b, dtype=np.int64))
+
+
+# --------------------------------------------------------------------------------------------
+# the warm-up (A5) and the simulation loop (2.6)
+
+@njit(cache=True)
+def _warm(wkeys, wdurs, ha, hb, c, N, mu, passes):
+    """Untimed operator over a cycled warm-up sample until its first shipped pair."""
+    r = ha.shape[0]
     Fo = np.zeros((r, c))
     Wo = np.zeros((r, c))
     S = np.zeros((r, c))
-    phase = 0
+    phase = _START
     k = 0
     for _ in range(passes):
-        for i in range(wk.shape[0]):
+        for t in range(wkeys.shape[0]):
             k += 1
             if k % N == 0:
-                send, phase = _op_check(Fo, Wo, S, phase, mu)
-                if send:
-                    return True, Fo.copy(), Wo.copy()
-            _record(Fo, Wo, wk[i], wd[i], ha, hb)
+                ship, phase = _window_check(Fo, Wo, S, phase, mu)
+                if ship:
+                    return True, Fo, Wo
+            _record(Fo, Wo, wkeys[t], wdurs[t], ha, hb)
     return False, Fo, Wo
 
 
 @njit(cache=True)
-def _simulate(kind, keys, arr, dur, coins, tau, u, wbar, infl, goal_max, N, mu, literal_clock, literal_sync,
-              ha, hb, r, c, warm, F0, W0):
+def _simulate(kind, keys, arrivals, durations, coins, pdrop, tau, goal_max, infl, wbar, literal_clock,
+              literal_sync, N, mu, ha, hb, c, warm, Fw, Ww):
     m = keys.shape[0]
+    r = ha.shape[0]
+    nan = np.nan
     dropped = np.zeros(m, dtype=np.bool_)
-    q = np.full(m, np.nan)
-    cl = np.full(m, np.nan)
-    qhat = np.full(m, np.nan)
-    deltas = np.empty(m)
+    q = np.full(m, nan)
+    cl = np.full(m, nan)
+    qhat = np.full(m, nan)
+    deltas = np.empty(m + 1)
     nd = 0
-    # pending completions (FIFO ring; at most m)
-    pf = np.empty(m)
-    pk = np.empty(m, dtype=np.int64)
-    pd = np.empty(m)
-    pp = np.zeros(m, dtype=np.bool_)
-    pc = np.empty(m)
-    pkap = np.empty(m)
-    head = 0
-    tail = 0
-    busy = -np.inf
-    T0 = arr[0] if m > 0 else 0.0
-    # operator (LAS only)
+    if m == 0:
+        return dropped, q, cl, qhat, 0, 0, deltas[:0], 0.0, 0
+    T0 = arrivals[0]
+    busy = T0
+    # shedder state
+    mode = _RUN
+    if kind == _LAS:
+        mode = _SEND if warm else _NOP
+    Chat = 0.0
+    Qsum = 0.0
+    ell = 0
+    kappa = 0.0
+    matrices = 1 if (kind == _LAS and warm) else 0
+    nop = 0
+    Fl = np.zeros((r, c))
+    Wl = np.zeros((r, c))
+    if kind == _LAS and warm:
+        Fl[:, :] = Fw
+        Wl[:, :] = Ww
+    # operator state (LAS only)
     Fo = np.zeros((r, c))
     Wo = np.zeros((r, c))
     S = np.zeros((r, c))
-    phase = 0
+    phase = _START
     k = 0
     C = 0.0
-    # shedder
-    mode = _NOP if kind == 4 else _RUN
-    Fl = np.zeros((r, c))
-    Wl = np.zeros((r, c))
-    matrices = 0
-    if kind == 4 and warm:
-        Fl[:, :] = F0
-        Wl[:, :] = W0
-        mode = _SEND
-        matrices = 1
-    chat = 0.0
-    qsum = 0.0
-    ell = 0
-    kappa = 0.0
-    nop = 0
-    pu = u if u > 0 else 0.0
+    # pending completions: ring buffer (FIFO order == finish order)
+    cap = m
+    p_fin = np.empty(cap)
+    p_idx = np.empty(cap, dtype=np.int64)
+    p_dur = np.empty(cap)
+    p_has = np.zeros(cap, dtype=np.bool_)
+    p_ch = np.empty(cap)
+    p_kp = np.empty(cap)
+    head = 0
+    size = 0
+    one_plus = 1.0 + infl
+    if kind == _LAS:
+        cols = np.empty((m, r), dtype=np.int64)  # each tuple hashed once, for EST and for the operator
+        inv_c = 1.0 / c
+        for i in range(m):
+            for j in range(r):
+                cols[i, j] = _col_fast(keys[i], ha[j], hb[j], c, inv_c)
+    else:
+        cols = np.empty((0, r), dtype=np.int64)
     for i in range(m):
-        a = arr[i]
-        if kind == 4:
-            while head < tail and pf[head] <= a:
+        a = arrivals[i]
+        key = keys[i]
+        if kind == _LAS:
+            while size > 0 and p_fin[head] <= a:
+                # OP_EXECUTED
                 k += 1
                 if literal_clock:
-                    C += pd[head]
+                    C += p_dur[head]
                 else:
-                    C = pf[head] - T0
-                if pp[head]:
-                    delta = C - pc[head]
-                    corr = delta if literal_sync else delta - (kappa - pkap[head])
-                    chat += corr
+                    C = p_fin[head] - T0
+                if p_has[head]:
+                    d = C - p_ch[head]
+                    corr = d if literal_sync else d - (kappa - p_kp[head])
+                    Chat += corr
                     kappa += corr
-                    deltas[nd] = delta
+                    deltas[nd] = corr
                     nd += 1
                 if k % N == 0:
-                    send, phase = _op_check(Fo, Wo, S, phase, mu)
-                    if send:
+                    ship, phase = _window_check(Fo, Wo, S, phase, mu)
+                    if ship:
                         Fl[:, :] = Fo
                         Wl[:, :] = Wo
-                        mode = _SEND
-                        matrices += 1
                         Fo[:, :] = 0.0
                         Wo[:, :] = 0.0
-                _record(Fo, Wo, pk[head], pd[head], ha, hb)
+                        mode = _SEND
+                        matrices += 1
+                _record_cols(Fo, Wo, cols, p_idx[head], p_dur[head])
                 head += 1
+                if head == cap:
+                    head = 0
+                size -= 1
+        # SHED
         keep = True
-        carry = False
-        if kind == 1:
-            keep = not (coins[i] < pu)
-        elif kind >= 2:
-            if kind == 4 and mode == _NOP:
+        piggy = False
+        if kind == _BL:
+            keep = not (coins[i] < pdrop)
+        elif kind != _NS:
+            if mode == _NOP:
                 nop += 1
             else:
                 x = a - T0
-                qh = chat - x
+                qh = Chat - x
                 if not literal_clock and qh < 0.0:
                     qh = 0.0
                 if goal_max:
                     keep = not (qh > tau)
-                    if keep:
-                        qsum += qh
-                        ell += 1
                 else:
-                    if (qsum + qh) / (ell + 1) > tau:
-                        keep = False
-                    else:
-                        qsum += qh
-                        ell += 1
+                    keep = not ((Qsum + qh) / (ell + 1) > tau)
                 if keep:
+                    Qsum += qh
+                    ell += 1
                     qhat[i] = qh
-                    base = chat
+                    base = Chat
                     if not literal_clock and x > base:
                         base = x
-                    if kind == 2:
-                        est = wbar
-                    elif kind == 3:
-                        est = dur[i]
+                    if kind == _SM:
+                        e = wbar
+                    elif kind == _FK:
+                        e = durations[i]
                     else:
-                        est = _estimate(Fl, Wl, keys[i], ha, hb) * (1.0 + infl)
-                    chat = base + est
-                    if kind == 4 and mode == _SEND:
-                        carry = True
+                        e = _est_cols(Fl, Wl, cols, i)
+                    Chat = base + one_plus * e
+                    if mode == _SEND:
+                        piggy = True
                         mode = _RUN
         if keep:
-            s = fifo_start(a, busy)
-            busy = s + dur[i]
+            s = fifo_start(a, busy)  # the FIFO rule grouping's worker queues use
+            w = durations[i]
+            busy = s + w
             q[i] = s - a
             cl[i] = busy - a
-            if kind == 4:
-                pf[tail] = busy
-                pk[tail] = keys[i]
-                pd[tail] = dur[i]
-                pp[tail] = carry
-                pc[tail] = chat
-                pkap[tail] = kappa
-                tail += 1
+            if kind == _LAS:
+                tail = head + size
+                if tail >= cap:
+                    tail -= cap
+                p_fin[tail] = busy
+                p_idx[tail] = i
+                p_dur[tail] = w
+                p_has[tail] = piggy
+                p_ch[tail] = Chat
+                p_kp[tail] = kappa
+                size += 1
         else:
             dropped[i] = True
-    belief = qsum / ell if ell > 0 else np.nan
-    return dropped, q, cl, qhat, matrices, nop, deltas[:nd].copy(), belief
+    return dropped, q, cl, qhat, matrices, nop, deltas[:nd], Qsum, ell
 
 
-def simulate(kind: str, keys, arrivals, durations, config: LASConfig, seed: int = 0, *, coins=None,
-             warm_keys=None, warm_durations=None, hash_a=None, hash_b=None) -> Trace:
-    """Run one strategy over one stream (see the module docstring); returns its :class:`Trace`."""
-    if kind not in KINDS:
-        raise SkewbenchError(f"unknown shedding strategy kind '{kind}' ({', '.join(KINDS)})")
-    keys = np.ascontiguousarray(keys, dtype=np.int64)
-    arr = np.ascontiguousarray(arrivals, dtype=np.float64)
-    dur = np.ascontiguousarray(durations, dtype=np.float64)
+def _as_1d(x, dtype, name: str) -> np.ndarray:
+    arr = np.ascontiguousarray(x, dtype=dtype)
+    if arr.ndim != 1:
+        raise SkewbenchError(f"las: {name} must be one-dimensional, got shape {arr.shape}")
+    return arr
+
+
+def _check_keys(keys: np.ndarray, name: str) -> None:
+    if len(keys) and keys.min() < 0:
+        raise SkewbenchError(f"las: {name} must be >= 0, got {int(keys.min())}")
+    if len(keys) and keys.max() >= 2**31:
+        raise SkewbenchError(f"las: {name} must be < 2^31, got {int(keys.max())}")
+
+
+def _check_durations(d: np.ndarray, name: str) -> None:
+    if len(d) and not (np.all(d > 0) and np.all(np.isfinite(d))):
+        bad = d[~((d > 0) & np.isfinite(d))][0]
+        raise SkewbenchError(f"las: {name} must be finite and > 0, got {float(bad)!r}")
+
+
+def simulate(kind: str, keys, arrivals, durations, config: LASConfig, seed: int = 0, *,
+             coins: np.ndarray | None = None,
+             warm_keys: np.ndarray | None = None, warm_durations: np.ndarray | None = None,
+             hash_a: np.ndarray | None = None, hash_b: np.ndarray | None = None,
+             columns: int | None = None) -> Trace:
+    """Run one strategy over a stream (las.spec.md 2.6) and return its :class:`Trace`.
+
+    ``kind`` is one of :data:`KINDS`.  ``keys`` (int, ``0 <= key < 2^31``), ``arrivals`` (ms,
+    non-decreasing) and ``durations`` (ms, > 0: the true duration of each tuple, which FK uses as
+    its estimate and LAS's operator measures) have one entry per tuple.  ``seed`` draws BL's
+    ``coins`` and LAS's hash parameters when they are not given.  ``warm_keys`` and
+    ``warm_durations`` give LAS's warm-up sample (A5; ``None`` starts cold).  ``columns``
+    overrides the sketch width ``round(e/epsilon)``, e.g. for an injective test hash.
+    """
+    if kind not in _KIND_CODE:
+        raise SkewbenchError(f"las: unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    keys = _as_1d(keys, np.int64, "keys")
+    arrivals = _as_1d(arrivals, np.float64, "arrivals")
+    durations = _as_1d(durations, np.float64, "durations")
     m = len(keys)
-    if len(arr) != m or len(dur) != m:
-        raise SkewbenchError(f"keys, arrivals and durations differ in length ({m}, {len(arr)}, {len(dur)})")
-    if m and (keys.min() < 0 or keys.max() >= PRIME):
-        raise SkewbenchError("keys must be integers in [0, 2^31 - 1)")
-    if m and not np.all(dur > 0):
-        raise SkewbenchError("durations must be > 0 ms")
-    if m > 1 and np.any(np.diff(arr) < 0):
-        raise SkewbenchError("arrivals must be non-decreasing")
+    if len(arrivals) != m or len(durations) != m:
+        raise SkewbenchError(f"las: keys, arrivals and durations must have the same length, got "
+                             f"{m}, {len(arrivals)} and {len(durations)}")
+    _check_keys(keys, "keys")
+    _check_durations(durations, "durations")
+    if m and not np.all(np.isfinite(arrivals)):
+        raise SkewbenchError("las: arrivals must be finite")
+    if m > 1 and np.any(np.diff(arrivals) < 0):
+        raise SkewbenchError("las: arrivals must be non-decreasing")
     cfg = config
-    if not cfg.tau >= 0:
-        raise SkewbenchError(f"tau must be >= 0 ms, got {cfg.tau}")
-    if not cfg.epsilon >= 0:
-        raise SkewbenchError(f"epsilon must be >= 0, got {cfg.epsilon}")
-    if not 0 < cfg.delta < 1:
-        raise SkewbenchError(f"delta must be in (0, 1), got {cfg.delta}")
-    if cfg.window < 1:
-        raise SkewbenchError(f"the operator window N must be >= 1, got {cfg.window}")
+    if not (cfg.tau >= 0):
+        raise SkewbenchError(f"las: tau must be >= 0, got {cfg.tau!r}")
+    if not (cfg.epsilon >= 0):
+        raise SkewbenchError(f"las: epsilon must be >= 0, got {cfg.epsilon!r}")
+    if not (0 < cfg.delta < 1):
+        raise SkewbenchError(f"las: delta must be in (0, 1), got {cfg.delta!r}")
+    if int(cfg.window) != cfg.window or cfg.window < 1:
+        raise SkewbenchError(f"las: window must be an integer >= 1, got {cfg.window!r}")
+    if math.isnan(cfg.mu):
+        raise SkewbenchError("las: mu must be a number, got nan")
     if cfg.goal not in ("avg", "max"):
-        raise SkewbenchError(f"goal must be avg or max, got {cfg.goal!r}")
-    r, c = sketch_shape(cfg.epsilon, cfg.delta)
-    if hash_a is None or hash_b is None:
-        hash_a, hash_b = hash_params(seed, r)
-    ha = np.ascontiguousarray(hash_a, dtype=np.int64)
-    hb = np.ascontiguousarray(hash_b, dtype=np.int64)
-    if len(ha) != r or len(hb) != r:
-        raise SkewbenchError(f"hash parameters need {r} rows")
-    if coins is None:
-        coins = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(0xB1,)))).random(m)
-    coins = np.ascontiguousarray(coins, dtype=np.float64)
+        raise SkewbenchError(f"las: goal must be 'avg' or 'max', got {cfg.goal!r}")
     infl = cfg.epsilon if cfg.inflation is None else float(cfg.inflation)
-    warm, F0, W0 = False, np.zeros((r, c)), np.zeros((r, c))
-    if kind == "las" and warm_keys is not None and len(warm_keys):
-        wk = np.ascontiguousarray(warm_keys, dtype=np.int64)
-        wd = np.ascontiguousarray(warm_durations, dtype=np.float64)
-        warm, F0, W0 = _warm(wk, wd, int(cfg.window), float(cfg.mu), ha, hb, r, c, _WARM_PASSES)
-    d, q, cl, qh, mats, nop, deltas, belief = _simulate(
-        KINDS.index(kind), keys, arr, dur, coins, float(cfg.tau), float(cfg.u), float(cfg.wbar), infl,
-        cfg.goal == "max", int(cfg.window), float(cfg.mu), bool(cfg.literal_clock), bool(cfg.literal_sync),
-        ha, hb, r, c, bool(warm), F0, W0)
-    return Trace(d, q, cl, qh, int(mats), int(nop), deltas, float(belief), bool(warm))
+    if not (infl >= 0):
+        raise SkewbenchError(f"las: inflation must be >= 0, got {cfg.inflation!r}")
+    if kind == "sm" and not (cfg.wbar >= 0 and math.isfinite(cfg.wbar)):
+        raise SkewbenchError(f"las: wbar must be finite and >= 0, got {cfg.wbar!r}")
+    if kind == "bl" and math.isnan(cfg.u):
+        raise SkewbenchError("las: u must be a number, got nan")
+    r, c = sketch_shape(cfg.epsilon, cfg.delta)
+    if columns is not None:
+        if int(columns) != columns or columns < 1:
+            raise SkewbenchError(f"las: columns must be an integer >= 1, got {columns!r}")
+        c = int(columns)
+    if (hash_a is None) != (hash_b is None):
+        raise SkewbenchError("las: give both hash_a and hash_b, or neither")
+    if hash_a is None:
+        ha, hb = hash_params(seed, r)
+    else:
+        ha = _as_1d(hash_a, np.int64, "hash_a")
+        hb = _as_1d(hash_b, np.int64, "hash_b")
+        if len(ha) != r or len(hb) != r:
+            raise SkewbenchError(f"las: hash_a and hash_b need {r} entries (one per row), got {len(ha)} and {len(hb)}")
+        if np.any(ha < 0) or np.any(ha >= PRIME) or np.any(hb < 0) or np.any(hb >= PRIME):
+            raise SkewbenchError("las: hash parameters must lie in [0, 2^31 - 1)")
+    if coins is None:
+        coin_arr = bl_coins(seed, m) if kind == "bl" else np.zeros(0)
+    else:
+        coin_arr = _as_1d(coins, np.float64, "coins")
+        if len(coin_arr) != m:
+            raise SkewbenchError(f"las: coins must have one entry per tuple ({m}), got {len(coin_arr)}")
+    if (warm_keys is None) != (warm_durations is None):
+        raise SkewbenchError("las: give both warm_keys and warm_durations, or neither")
+    N = int(cfg.window)
+    warm = False
+    Fw = np.zeros((r, c))
+    Ww = np.zeros((r, c))
+    if warm_keys is not None:
+        wk = _as_1d(warm_keys, np.int64, "warm_keys")
+        wd = _as_1d(warm_durations, np.float64, "warm_durations")
+        if len(wk) != len(wd):
+            raise SkewbenchError(f"las: warm_keys and warm_durations must have the same length, got "
+                                 f"{len(wk)} and {len(wd)}")
+        _check_keys(wk, "warm_keys")
+        _check_durations(wd, "warm_durations")
+        if kind == "las" and len(wk) > 0:
+            warm, Fw, Ww = _warm(wk, wd, ha, hb, c, N, float(cfg.mu), WARM_PASSES)
+            warm = bool(warm)
+    pdrop = max(0.0, float(cfg.u)) if kind == "bl" else 0.0
+    if kind != "las":
+        infl = 0.0  # the (1 + epsilon) factor is LAS's only (2.3, A9, A10)
+    res = _simulate(_KIND_CODE[kind], keys, arrivals, durations, coin_arr, pdrop, float(cfg.tau), cfg.goal == "max",
+                    float(infl), float(cfg.wbar), bool(cfg.literal_clock), bool(cfg.literal_sync), N,
+                    float(cfg.mu), ha, hb, c, warm, Fw, Ww)
+    dropped, q, cl, qhat, matrices, nop, deltas, qsum, ell = res
+    return Trace(dropped=dropped, q=q, c=cl, qhat=qhat, matrices=int(matrices), nop_tuples=int(nop),
+                 deltas=np.array(deltas, dtype=np.float64), belief=float(qsum / ell) if ell > 0 else math.nan,
+                 warm_started=warm)
 
 
-def prefix_violations(q: np.ndarray, dropped: np.ndarray, tau: float) -> tuple[float, float]:
-    """(share of kept positions j whose prefix mean queueing latency exceeds tau, the largest
-    prefix mean)."""
-    kept = ~np.asarray(dropped)
-    qk = np.asarray(q)[kept]
+def prefix_violations(q, dropped, tau: float) -> tuple[float, float]:
+    """Prefix means ``Qbar(j)`` over the kept tuples (3): the share of kept ``j`` with
+    ``Qbar(j) > tau + 1e-9`` and ``max_j Qbar(j)`` (``(0.0, nan)`` when nothing is kept)."""
+    q = np.asarray(q, dtype=np.float64)
+    kept = ~np.asarray(dropped, dtype=bool)
+    if len(q) != len(kept):
+        raise SkewbenchError(f"las: q and dropped must have the same length, got {len(q)} and {len(kept)}")
+    qk = q[kept]
     if len(qk) == 0:
-        return 0.0, 0.0
+        return 0.0, math.nan
     pm = np.cumsum(qk) / np.arange(1, len(qk) + 1)
     return float(np.mean(pm > tau + 1e-9)), float(pm.max())
