@@ -45,20 +45,24 @@ def test_nightly_task_graph(dags_info):
     """One task group per family: its validation waits only for its own replays."""
     t = dags_info["dags"]["skewbench_nightly"]["tasks"]
     assert t["check_params"]["downstream"] == ["dataset_names", "grouping.log_to_mlflow", "grouping.mark_failed",
-                                              "grouping.plan", "open_tracking", "report"]
-    assert t["open_tracking"]["downstream"] == ["grouping.replay"]
+                                              "grouping.plan", "open_tracking", "report", "shedding.log_to_mlflow",
+                                              "shedding.mark_failed", "shedding.plan"]
+    assert t["open_tracking"]["downstream"] == ["grouping.replay", "shedding.replay"]
     assert t["dataset_names"]["downstream"] == ["prepare_dataset"]
-    assert t["prepare_dataset"]["downstream"] == ["grouping.plan", "report"]
-    assert set(t["grouping.plan"]["downstream"]) == {"grouping.spark_kwargs", "grouping.validate",
-                                                      "grouping.log_to_mlflow"}
-    assert t["grouping.spark_kwargs"]["downstream"] == ["grouping.replay"]
-    assert t["grouping.replay"]["type"] == "SparkSubmitOperator"
-    assert t["grouping.replay"]["downstream"] == ["grouping.mark_failed", "grouping.validate"]
-    assert t["grouping.validate"]["downstream"] == ["grouping.log_to_mlflow", "grouping.mark_failed"]
-    assert t["grouping.log_to_mlflow"]["downstream"] == ["report"]
+    assert t["prepare_dataset"]["downstream"] == ["grouping.plan", "report", "shedding.plan"]
+    for fam in ("grouping", "shedding"):
+        assert set(t[f"{fam}.plan"]["downstream"]) == {f"{fam}.spark_kwargs", f"{fam}.validate",
+                                                       f"{fam}.log_to_mlflow"}
+        assert t[f"{fam}.spark_kwargs"]["downstream"] == [f"{fam}.replay"]
+        assert t[f"{fam}.replay"]["type"] == "SparkSubmitOperator"
+        assert t[f"{fam}.replay"]["downstream"] == [f"{fam}.mark_failed", f"{fam}.validate"]
+        assert t[f"{fam}.validate"]["downstream"] == [f"{fam}.log_to_mlflow", f"{fam}.mark_failed"]
+        assert t[f"{fam}.log_to_mlflow"]["downstream"] == ["report"]
     assert set(dags_info["dags"]["skewbench_nightly"]["params"]) == {
         "datasets", "catalog_set", "families", "seeds",
-        "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning"}
+        "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning",
+        "shedding_strategies", "shedding_provisioning", "shedding_bound_ms", "shedding_workers", "shedding_error",
+        "shedding_confidence"}
 
 
 BAD = [({"grouping_workers": [0]}, "grouping_workers"), ({"seeds": 0}, "seeds"),
@@ -90,8 +94,10 @@ def _mlflow(env):
 def test_nightly_end_to_end_and_rerun_is_idempotent(env):
     from datetime import datetime, timezone
 
+    # both families; the dataset has no value column, so the default partition shedders are left
+    # out with a note (--skip-inapplicable) and shedding replays its operator shedders
     conf = {"datasets": ["tiny-zipf"], "grouping_strategies": ["kg", "pkg", "osg"], "grouping_workers": [3, 5],
-            "grouping_sources": [2], "seeds": 1}
+            "grouping_sources": [2], "seeds": 1, "shedding_strategies": ["las", "fk", "shedpart"]}
     when = datetime(2026, 11, 20, 2, 0, tzinfo=timezone.utc).isoformat()
     run_conf = {**conf}
     result, log = af.run_dag(env | {"SKEWBENCH_TEST_LOGICAL_DATE": when}, "skewbench_nightly", run_conf)
@@ -126,10 +132,16 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
     assert "report.html" in arts and {"results", "plots"} <= arts
     run_dir = Path(env["SKEWBENCH_STATE"]) / "runs"
     summaries = sorted(run_dir.rglob("summary.parquet"))
-    assert len(summaries) == 1
+    assert len(summaries) == 2  # one per family
+    shed = client.get_experiment_by_name("skewbench-shedding")
+    sruns = client.search_runs([shed.experiment_id], max_results=1000)
+    sparent = [r for r in sruns if "mlflow.parentRunId" not in r.data.tags]
+    schildren = [r for r in sruns if "mlflow.parentRunId" in r.data.tags]
+    assert len(sparent) == 1 and sorted(c.data.params["strategy"] for c in schildren) == ["fk", "las"]
+    assert client.get_metric_history(schildren[0].info.run_id, "window.dropped_ratio")
     import pyarrow.parquet as pq
     from skewbench.results import schema
-    TIMING_COLUMNS = schema("grouping").timing_columns
+    TIMING_COLUMNS = set(schema("grouping").timing_columns) | set(schema("shedding").timing_columns)
 
     before = {s: pq.read_table(s) for s in summaries}
     ids_before = sorted(r.info.run_id for r in runs)
@@ -137,9 +149,10 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
     # the same DAG run's tasks again (a retry, or a cleared DAG run): same MLflow runs, same
     # results, nothing duplicated
     again = af.rerun_tasks(env, result["run_id"], p.data.tags["skewbench.logical_date"], run_conf)
-    assert again["parents"] == [p.info.run_id]
+    assert again["parents"] == [p.info.run_id, sparent[0].info.run_id]
     runs2 = client.search_runs([exp.experiment_id], max_results=1000)
     assert sorted(r.info.run_id for r in runs2) == ids_before
+    assert len(client.search_runs([shed.experiment_id], max_results=1000)) == len(sruns)
     for s in summaries:
         a, b = before[s], pq.read_table(s)
         keep = [col for col in a.column_names if col not in TIMING_COLUMNS]

@@ -51,6 +51,21 @@ def part_ds(tmp_path_factory):
     return d
 
 
+@pytest.fixture(scope="module")
+def both_ds(tmp_path_factory):
+    """8,000 tuples with costs and values, 4 groups, one every 0.05 s."""
+    d = tmp_path_factory.mktemp("ds") / "both"
+    rng = np.random.default_rng(6)
+    m = 8000
+    keys = rng.choice(4, size=m, p=[0.6, 0.25, 0.13, 0.02]).astype(np.int64)
+    with DatasetWriter(d, ["seq", "ts", "key", "cost", "value"]) as w:
+        w.append({"ts": np.arange(m) * 0.05, "key": keys, "cost": 0.5 + keys * 1.5,
+                  "value": np.maximum(rng.normal(20 + 10 * keys, 8), 0.01)})
+        w.commit({"kind": "synthetic", "generator": "test", "params": {}, "seed": 6, "n_keys": 4, "name": "both",
+                  "shedpart_window": {"range_s": 60.0, "slide_s": 30.0}})
+    return d
+
+
 def _replay(*args, code=0):
     r = CliRunner().invoke(main, ["replay", "shedding", *map(str, args)], catch_exceptions=False)
     assert r.exit_code == code, r.output
@@ -66,7 +81,7 @@ def _env(master: str, tmp: Path) -> dict[str, str]:
             "PYSPARK_DRIVER_PYTHON": sys.executable, "SKEWBENCH_SPARK_MASTER": master}
 
 
-def test_operator_and_partition_replays_agree_on_every_engine(las_ds, part_ds, tmp_path):
+def test_operator_and_partition_replays(las_ds, part_ds, tmp_path):
     grid_op = ["--dataset", las_ds, "--strategies", "las,bl,sm,fk,ns", "--provisioning", "75,110", "--seeds", "2",
                "--param", "las.window=128", "--window", "1000"]
     _replay(*grid_op, "--out", tmp_path / "op")
@@ -93,16 +108,23 @@ def test_operator_and_partition_replays_agree_on_every_engine(las_ds, part_ds, t
     assert (fld["shed_fraction"] == 0).all() and (sp["shed_fraction"] > 0.5).all()
     assert (sp["imbalance_p50"].to_numpy() * 10 < fld["imbalance_p50"].to_numpy()).all()
 
-    # the Spark job at local[1] and local[2] writes the same tables (timings aside)
+
+def test_spark_at_local_1_and_2_equals_the_process(both_ds, tmp_path):
+    """One dataset with costs and values, both kinds of strategies: the Spark job at local[1] and
+    local[2] writes the same tables as the in-process replay (timings aside)."""
+    grid = ["--dataset", both_ds, "--strategies", "las,bl,sm,fk,shedpart,fld,shedpart-pkg", "--provisioning",
+            "60,90", "--workers", "2,4", "--seeds", "2", "--param", "las.window=128", "--window", "1000"]
+    _replay(*grid, "--out", tmp_path / "local")
+    a = _tables(tmp_path / "local")
+    assert set(a[0].column("kind").to_pylist()) == {"operator", "partition"}
     for master, out in (("local[1]", "s1"), ("local[2]", "s2")):
-        for grid, name in ((grid_op, "op"), (grid_part, "part")):
-            p2 = subprocess.run([str(BIN / "spark-submit"), "--master", master, str(REPO / "spark_jobs" / "replay.py"),
-                                 "shedding", *map(str, grid), "--out", str(tmp_path / f"{out}-{name}")],
-                                env=_env(master, tmp_path), capture_output=True, text=True, timeout=600)
-            assert p2.returncode == 0, p2.stderr[-3000:]
-            a, b = _tables(tmp_path / name), _tables(tmp_path / f"{out}-{name}")
-            assert a[0].drop_columns(TIMING).equals(b[0].drop_columns(TIMING)), (master, name)
-            assert a[1].equals(b[1]), (master, name)
+        p2 = subprocess.run([str(BIN / "spark-submit"), "--master", master, str(REPO / "spark_jobs" / "replay.py"),
+                             "shedding", *map(str, grid), "--out", str(tmp_path / out)],
+                            env=_env(master, tmp_path), capture_output=True, text=True, timeout=600)
+        assert p2.returncode == 0, p2.stderr[-3000:]
+        b = _tables(tmp_path / out)
+        assert a[0].drop_columns(TIMING).equals(b[0].drop_columns(TIMING)), master
+        assert a[1].equals(b[1]), master
 
 
 def test_results_validate_report_and_log(las_ds, part_ds, tmp_path):
