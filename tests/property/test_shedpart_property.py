@@ -195,6 +195,11 @@ def test_precheck_forced_and_off(part):
     w0 = sp.replay(ts, keys, vals, cfg(precheck=0.0, partitioner=part))
     assert np.array_equal(w0.ran, w0.size > 0) and w0.ran.all()
     assert (w0.n_trimmed > 0).any()
+    # strict comparison: P_w == threshold runs Alg. 1, the next float above skips it
+    p = float(w0.precheck[0])
+    assert sp.replay(ts, keys, vals, cfg(precheck=p, partitioner=part)).ran[0]
+    assert not sp.replay(ts, keys, vals, cfg(precheck=np.nextafter(p, np.inf),
+                                             partitioner=part)).ran[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -458,6 +463,28 @@ def test_count_min_and_promotion():
     # T_g > max N: no heavy hitters, nothing shed
     w = sp.replay(ts, keys, vals, cfg(mode="paper", threshold_g=n + 1, precheck=0.0))
     assert (w.n_heavy == 0).all() and (w.shed_tuples == 0).all()
+
+
+def test_paper_mode_collisions_match_reference():
+    """Thousands of keys per window: Count-Min collisions promote cold groups early, and the
+    kernel's sketch (hashing, salts, promotion rule) matches the reference's."""
+    rng = np.random.default_rng(14)
+    n = 6000
+    keys = rng.integers(0, 4000, n).astype(np.int64) * 7919
+    ts = np.sort(rng.uniform(0, 3, n))
+    ts[0], ts[-1] = 0.0, 3.0                               # windows [0, 2) and [1, 3)
+    vals = rng.normal(30, 3, n)
+    kw = dict(range_s=2.0, slide_s=1.0, mode="paper", threshold_g=2, precheck=0.0)
+    w = sp.replay(ts, keys, vals, sp.ShedPartConfig(**kw), details=True)
+    r = ref.run(ts, keys, vals, **kw)
+    assert len(w) == len(r) == 2
+    for i, rw in enumerate(r):
+        d = w.groups[i]
+        assert w.n_heavy[i] == rw["n_heavy"] and w.precheck[i] == rw["precheck"]
+        early = d["heavy"] & (d["N_est"] > d["N"])          # promoted by a collision
+        assert early.sum() > 10
+        assert d["d_sum"] == sum(v[0] for v in rw["GI"].values())
+        assert w.loads_after[i].tolist() == rw["loads_after"]
 
 
 def test_paper_mode_promotion_small():
