@@ -233,9 +233,9 @@ def simulate_operator(strategy: str, params: dict[str, Any], d: _OpData, provisi
     return row, series, tr
 
 
-def run_operator(ds_path: str, cell: Cell, config: ShedConfig) -> tuple[dict, list[dict]]:
+def run_operator(ds, cell: Cell, config: ShedConfig) -> tuple[dict, list[dict]]:
     t_wall = time.perf_counter()
-    d = _operator_data(open_dataset(ds_path))
+    d = _operator_data(ds)
     row, series, _ = simulate_operator(cell.strategy, cell.param_dict, d, cell.provisioning, config.bound_ms,
                                        cell.seed, config.window)
     row["wall_seconds"] = time.perf_counter() - t_wall
@@ -246,14 +246,14 @@ def run_operator(ds_path: str, cell: Cell, config: ShedConfig) -> tuple[dict, li
 # partition cells
 
 
-def window_of(ds, config: ShedConfig) -> tuple[float, float]:
+def window_of(ds, config: ShedConfig, ts: np.ndarray | None = None) -> tuple[float, float]:
     """The (range, slide) in seconds for a dataset: the options, its metadata, or a tenth of its
     span (slide: half the range)."""
     meta = ds.meta.get("shedpart_window") or {}
     r = config.range_s or meta.get("range_s")
     s = config.slide_s or (meta.get("slide_s") if config.range_s is None else None)
     if r is None:
-        t = ds.read_table(["ts"]).column("ts").to_numpy()
+        t = ds.read_table(["ts"]).column("ts").to_numpy() if ts is None else ts
         span = float(t[-1] - t[0]) if len(t) > 1 else 0.0
         r = span / 10.0 if span > 0 else 1.0
     r = float(r)
@@ -267,17 +267,16 @@ def _pct(x: np.ndarray, q: float) -> float | None:
     return float(np.percentile(x, q)) if len(x) else None
 
 
-def run_partition(ds_path: str, cell: Cell, config: ShedConfig) -> tuple[dict, list[dict]]:
+def run_partition(ds, cell: Cell, config: ShedConfig) -> tuple[dict, list[dict]]:
     from skewbench.shedding import shedpart
 
     t_wall = time.perf_counter()
-    ds = open_dataset(ds_path)
     t = ds.read_table(["ts", "key", "value"])
     ts = t.column("ts").to_numpy().astype(np.float64)
     keys = t.column("key").to_numpy().astype(np.int64)
     values = t.column("value").to_numpy().astype(np.float64)
     strat = make(cell)
-    r, s = window_of(ds, config)
+    r, s = window_of(ds, config, ts)
     cfg = strat.config(r, s, cell.workers, config.error, config.confidence)
     win = shedpart.replay(ts, keys, values, cfg, cell.seed)
     L, Lp = np.asarray(win.loads, dtype=np.float64), np.asarray(win.loads_after, dtype=np.float64)
@@ -342,7 +341,7 @@ def run_cell(ds_path: str, cell: Cell, config: ShedConfig) -> tuple[dict, list[d
     """One cell's summary row and series rows (every column of the schema)."""
     ds = open_dataset(ds_path)
     kind = registry.get(FAMILY, cell.strategy).kind
-    row, series = (run_operator if kind == "operator" else run_partition)(ds_path, cell, config)
+    row, series = (run_operator if kind == "operator" else run_partition)(ds, cell, config)
     base = {"cell_id": cell.cell_id, "strategy": cell.strategy, "kind": kind, "provisioning": int(cell.provisioning),
             "workers": int(cell.workers), "seed": cell.seed}
     other = _PART_ONLY if kind == "operator" else _OP_ONLY

@@ -218,14 +218,7 @@ def _est(F, W, key, ha, hb):
             bw = W[i, j]
     if best > 0.0:
         return bw / best
-    sf = 0.0
-    sw = 0.0
-    for j in range(c):
-        sf += F[0, j]
-        sw += W[0, j]
-    if sf > 0.0:
-        return sw / sf
-    return 0.0
+    return _mean0(F, W)
 
 
 @njit(cache=True)
