@@ -31,9 +31,16 @@ No column holds nulls.  Metadata (``_skewbench.json``), one JSON object:
   parameter that produced the data), ``seed`` (synthetic; ``null`` for traces);
 * ``n_keys`` (size of the key space), ``tuples`` (row count ``m``), ``columns`` (present
   columns, in order), ``fingerprint`` (below), ``files`` (``[{"name", "rows"}]`` in order);
-* optional: ``name`` (catalog name), ``expected_top`` (Zipf: the ids and exact probabilities of
+* optional: ``tables`` (side tables: ``[{"name", "file", "rows", "digest"}]``, below), ``name`` (catalog name), ``expected_top`` (Zipf: the ids and exact probabilities of
   the most probable keys, used by validation), ``ingest`` (traces: lines read, tuples kept,
   malformed lines and examples), ``phases`` (drifting streams: per-phase tuple ranges).
+
+*Side tables* (optional) carry structured data beside the rows, for a family whose instances are
+not only a stream: ``_<name>.parquet`` files (ignored by Spark's reader, like the key dictionary),
+each listed in ``tables`` with its row count and a digest of its contents (column names, types
+and values).  A job graph, for example, stores its tasks as the rows (``key`` = the task's group,
+``cost`` = its processing cost) and its groups, edges and nodes as side tables.  The digests
+enter the fingerprint, so changing any table changes it.
 
 The *fingerprint* is a 128-bit hash of the column contents, rendered as 32 hex digits.  Each row
 is hashed with splitmix64 over ``(seq, ts, key, cost, value)`` bit patterns in two independent
@@ -154,10 +161,38 @@ def combine_partials(partials: Sequence[tuple[int, int]]) -> tuple[int, int]:
     return lo, hi
 
 
-def fingerprint_digest(partial: tuple[int, int], columns: Sequence[str]) -> str:
-    """Final fingerprint: BLAKE2b over the schema version, present columns and lane sums."""
+def fingerprint_digest(partial: tuple[int, int], columns: Sequence[str],
+                       tables: Sequence[Mapping[str, Any]] = ()) -> str:
+    """Final fingerprint: BLAKE2b over the schema version, present columns and lane sums (and the
+    side tables' names and digests, when there are any)."""
     text = f"skewbench-v{SCHEMA_VERSION}|{','.join(columns)}|{partial[0]:016x}{partial[1]:016x}"
+    if tables:
+        text += "|tables:" + ",".join(f"{t['name']}={t['digest']}" for t in sorted(tables, key=lambda t: t["name"]))
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def table_digest(table: pa.Table) -> str:
+    """A content digest of a side table: its column names, types and values, in row order."""
+    h = hashlib.blake2b(digest_size=16)
+    for name, col in zip(table.column_names, table.columns):
+        h.update(f"|{name}:{col.type}|".encode())
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            h.update(np.ascontiguousarray(col.to_numpy(zero_copy_only=False)).tobytes())
+        else:
+            h.update(json.dumps(col.to_pylist(), default=str).encode())
+    return h.hexdigest()
+
+
+SIDE_PATTERN = "_{}.parquet"
+
+
+def write_side_table(directory: str | os.PathLike, name: str, table: pa.Table) -> dict[str, Any]:
+    """Write the side table ``_<name>.parquet``; returns its entry of the metadata's ``tables``."""
+    if not name.isidentifier() or name == "keys":
+        raise DatasetError(f"internal: bad side table name {name!r}")
+    file = SIDE_PATTERN.format(name)
+    pq.write_table(table, os.path.join(os.fspath(directory), file), compression="zstd")
+    return {"name": name, "file": file, "rows": table.num_rows, "digest": table_digest(table)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -260,7 +295,7 @@ def finalize(tmp: str | os.PathLike, out_dir: str | os.PathLike, parts: Sequence
         **{k: v for k, v in meta.items()},
         "columns": columns,
         "tuples": tuples,
-        "fingerprint": fingerprint_digest(combine_partials([p.fp for p in parts]), columns),
+        "fingerprint": fingerprint_digest(combine_partials([p.fp for p in parts]), columns, meta.get("tables") or ()),
         "files": [{"name": p.name, "rows": p.rows} for p in parts],
     }
     with open(tmp / METADATA_FILE, "w") as f:
@@ -318,6 +353,7 @@ class DatasetWriter:
         self.tmp = staging_dir(self.out_dir)
         self.parts: list[PartInfo] = []
         self.rows = 0
+        self.tables: list[dict[str, Any]] = []
         self.committed: dict[str, Any] | None = None
 
     def append(self, chunk: Mapping[str, np.ndarray]) -> None:
@@ -336,9 +372,16 @@ class DatasetWriter:
     def write_keys(self, names: Sequence[str] | pa.Array) -> None:
         write_key_dictionary(self.tmp, names)
 
+    def write_table(self, name: str, table: pa.Table) -> None:
+        """Add a side table (listed in the metadata at :meth:`commit`)."""
+        if any(t["name"] == name for t in self.tables):
+            raise DatasetError(f"internal: side table {name!r} written twice")
+        self.tables.append(write_side_table(self.tmp, name, table))
+
     def commit(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        extra = {"tables": self.tables} if self.tables else {}
         self.committed = finalize(self.tmp, self.out_dir, self.parts,
-                                  {**meta, "columns": self.columns}, overwrite=self.overwrite)
+                                  {**meta, **extra, "columns": self.columns}, overwrite=self.overwrite)
         return self.committed
 
     def abort(self) -> None:
@@ -405,6 +448,20 @@ class Dataset:
         return np.concatenate([b["key"] for b in self.iter_batches(["key"])]) if self.files \
             else np.zeros(0, dtype=np.int64)
 
+    @property
+    def table_names(self) -> list[str]:
+        return [t["name"] for t in self.meta.get("tables") or ()]
+
+    def read_side_table(self, name: str) -> pa.Table:
+        """A side table (:data:`SIDE_PATTERN`) by name; :class:`DatasetError` if absent or unreadable."""
+        entry = next((t for t in self.meta.get("tables") or () if t["name"] == name), None)
+        if entry is None:
+            raise DatasetError(f"{self.path}: no side table '{name}' (tables: {', '.join(self.table_names) or 'none'})")
+        try:
+            return pq.read_table(self.path / entry["file"])
+        except (pa.ArrowException, OSError) as e:
+            raise DatasetError(f"{self.path}: cannot read side table {entry['file']}: {e}") from None
+
     def key_dictionary(self) -> pa.Table | None:
         p = self.path / KEYS_FILE
         if not p.exists():
@@ -445,10 +502,16 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
         if not fp.exists():
             raise DatasetError(f"{p}: data file {entry['name']} listed in metadata is missing")
         files.append(fp)
+    for entry in meta.get("tables") or ():
+        if not isinstance(entry, dict) or not {"name", "file", "rows", "digest"} <= set(entry):
+            raise DatasetError(f"{mp}: malformed side table entry {entry!r}")
+        if not (p / entry["file"]).exists():
+            raise DatasetError(f"{p}: side table {entry['file']} listed in metadata is missing")
     return Dataset(path=p, meta=meta, files=files)
 
 
 def recompute_fingerprint(ds: Dataset) -> str:
     """Recompute the fingerprint from the data (reads every row)."""
     partials = [fingerprint_partial(b) for b in ds.iter_batches()]
-    return fingerprint_digest(combine_partials(partials), ds.columns)
+    tables = [{"name": n, "digest": table_digest(ds.read_side_table(n))} for n in ds.table_names]
+    return fingerprint_digest(combine_partials(partials), ds.columns, tables)
