@@ -439,6 +439,7 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueueParti
         "load_max": float(counts.max() / m),
         "load_min": float(counts.min() / m),
         "worker_tuples": counts.astype(np.int64).tolist(),
+        "source_worker_tuples": np.concatenate([r.counts for r in routes]).astype(np.int64).tolist(),
         "worker_head_tuples": head_counts.astype(np.int64).tolist(),
         "latency_mean": total_lat / m,
         "latency_p50": p50,

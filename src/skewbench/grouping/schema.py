@@ -29,6 +29,8 @@ COLUMNS = (
            "arrivals; the workers' capacity is P% of the arrival rate)", param=True),
     Column("provisioning", "float64", "P of the provisioning time mode: capacity over arrival rate, in percent (0 when unused)", param=True),
     Column("worker_tuples", "list<int64>", "tuples routed to each worker"),
+    Column("source_worker_tuples", "list<int64>", "tuples each source routed to each worker, source after source "
+           "(sources x workers, row-major): the traffic of every source-worker pair"),
     Column("worker_head_tuples", "list<int64>", "tuples of true-head keys (f_k/m >= 1/(5n)) routed to each worker"),
     Column("latency_cdf", "list<float64>", "101 completion times (ms), at quantiles 0, 0.01, ..., 0.99, 1"),
     Column("stats", "string", "JSON: the strategy's own statistics (D-C's d, head size, OSG's run index, ...), "
@@ -102,7 +104,7 @@ SUMMARY = (
     "strategy", "workers", "sources", "seed", "params",
     "time_mode", "provisioning",
     "imbalance", "imbalance_rel", "imbalance_abs", "imbalance_avg",
-    "load_max", "load_min", "worker_tuples", "worker_head_tuples",
+    "load_max", "load_min", "worker_tuples", "source_worker_tuples", "worker_head_tuples",
     "latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "latency_min", "latency_cdf",
     "latency_worker_mean_max", "exec_mean", "queue_delay_mean", "throughput",
     "latency_mean_rr", "speedup_vs_rr", "gain_vs_rr",
