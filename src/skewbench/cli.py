@@ -39,9 +39,30 @@ def datasets() -> None:
     """
 
 
-@datasets.group(cls=_Group)
+class _Generate(clikit.Group):
+    """``skewbench datasets generate``: the built-in commands, and one per family that has its own
+    instance sets (a ``generate`` command in the family's ``cli`` module), loaded when used."""
+
+    def _family_names(self) -> list[str]:
+        from skewbench.families import families
+
+        return [n for n, f in families().items() if getattr(f.module(), "GENERATES", False)]
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self._family_names()))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, name)
+        if cmd is not None or name not in self._family_names():
+            return cmd
+        from skewbench.families import get
+
+        return get(name).attr("cli", "generate")
+
+
+@datasets.group(cls=_Generate)
 def generate() -> None:
-    """Generate synthetic datasets (one Zipf stream, or the catalog's entries)."""
+    """Generate synthetic datasets (one Zipf stream, a family's instance sets, or the catalog's entries)."""
 
 
 def _engine_option(f: Any) -> Any:
@@ -159,8 +180,32 @@ def catalog_list(catalog_path: str | None, set_name: str | None, as_json: bool) 
         click.echo(f"{e.name:28s} {','.join(e.sets):10s} {e.describe()}{avail}")
 
 
+_TRACE_FORMATS = ["slashdot", "google-cluster", "debs2015", "apache-log", "csv"]
+
+
+def _family_formats() -> dict[str, str]:
+    """Dataset formats the families ingest themselves (their package's ``INGEST``: format -> "module:function")."""
+    from skewbench.families import families
+
+    out: dict[str, str] = {}
+    for f in families().values():
+        out.update(getattr(f.module(), "INGEST", {}) or {})
+    return out
+
+
+class _Formats(click.Choice):
+    """The trace formats and the families' own, read when the command runs (not at import)."""
+
+    def __init__(self) -> None:
+        super().__init__(_TRACE_FORMATS)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        self.choices = [*_TRACE_FORMATS, *_family_formats()]
+        return super().convert(value, param, ctx)
+
+
 @datasets.command("ingest")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["slashdot", "google-cluster", "debs2015", "apache-log", "csv"]))
+@click.argument("fmt", metavar="FORMAT", type=_Formats())
 @click.argument("inputs", nargs=-1, required=True, type=click.Path())
 @click.option("--out", "out", type=click.Path(file_okay=False), required=True, help="Output dataset directory.")
 @click.option("--key", "key", default=None, help="Which natural key: slashdot source|target; google-cluster "
@@ -177,9 +222,22 @@ def catalog_list(catalog_path: str | None, set_name: str | None, as_json: bool) 
 def ingest_cmd(fmt: str, inputs: tuple[str, ...], out: str, key: str | None, key_column: str | None,
                time_column: str | None, time_unit: float | None, cost_column: str | None,
                value_column: str | None, max_malformed: float, name: str | None, overwrite: bool) -> None:
-    """Ingest a real trace (INPUTS in order; gzip allowed) into the dataset contract."""
+    """Ingest a real trace (INPUTS in order; gzip allowed) into the dataset contract.
+
+    FORMAT is a trace format (slashdot, google-cluster, debs2015, apache-log, csv) or one a
+    family reads (job-graph: a JSON job graph for the allocation family; see docs/datasets.md).
+    """
     from skewbench.datasets.traces import ingest
 
+    if fmt in (own := _family_formats()):
+        import importlib
+
+        module, _, func = own[fmt].partition(":")
+        with _bar(None, f"ingest {fmt}") as update:
+            meta = getattr(importlib.import_module(module), func)(list(inputs), out, name=name or Path(out).name, overwrite=overwrite,
+                                         progress=update)
+        click.echo(f"wrote {meta['tuples']:,} rows to {out} (fingerprint {meta['fingerprint']})")
+        return
     with _bar(None, f"ingest {fmt}", unit="B") as update:
         meta = ingest(fmt, list(inputs), out, key=key, key_column=key_column, time_column=time_column,
                       time_unit=time_unit, cost_column=cost_column, value_column=value_column,

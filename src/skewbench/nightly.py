@@ -187,12 +187,18 @@ def plan_replays(conf: dict[str, Any], datasets: list[dict[str, Any]], out_root:
                  family: str | None = None) -> list[dict[str, Any]]:
     """One replay per (dataset, family), or per dataset of ``family``: where it writes and the
     arguments of its Spark job.  A dataset whose catalog entry lists ``families`` is replayed by
-    those families only."""
+    those families only; an entry without ``families`` by every family except those that replay
+    listed entries only (``LISTED_ONLY`` in the family's package: their datasets are not streams)."""
     plan = []
     fams = [f for f in conf["families"] if family is None or f == family]
+    # a family whose package sets LISTED_ONLY replays only the entries that name it (its datasets
+    # are not streams, e.g. job graphs)
+    listed_only = {f for f in fams if getattr(_families.get(f).module(), "LISTED_ONLY", False)}
     for ds in sorted(datasets, key=lambda d: d["name"]):
         for fam in fams:
             if ds.get("families") and fam not in ds["families"]:
+                continue
+            if not ds.get("families") and fam in listed_only:
                 continue
             out = str(Path(out_root) / _safe(ds["name"]) / fam)
             plan.append({

@@ -32,7 +32,7 @@ def test_dag_side_modules_import_nothing_heavy():
 
 def test_defaults_resolve_to_the_default_catalog_set():
     conf = nightly.check_params({})
-    assert conf["families"] == ["grouping", "shedding"] and conf["seeds"] == 1
+    assert conf["families"] == ["grouping", "shedding", "allocation"] and conf["seeds"] == 1
     assert "zipf-1.0" in conf["datasets"]
     assert conf["strategies_by_family"]["grouping"] == list(families()["grouping"].default_strategies)
     assert conf["sections"]["grouping"]["workers"] == [5, 10, 50, 100]
@@ -43,8 +43,11 @@ def test_a_catalog_entry_limits_the_families_that_replay_it():
     conf = nightly.check_params({})
     datasets = [{"name": "a", "path": "/d/a", "fingerprint": "f", "families": ["shedding"]},
                 {"name": "b", "path": "/d/b", "fingerprint": "g", "families": None}]
+    datasets.append({"name": "c", "path": "/d/c", "fingerprint": "h", "families": ["allocation"]})
     plan = nightly.plan_replays(conf, datasets, "/out")
-    assert [(p["dataset"], p["family"]) for p in plan] == [("a", "shedding"), ("b", "grouping"), ("b", "shedding")]
+    # an entry without families is replayed by every family but allocation (job graphs only)
+    assert [(p["dataset"], p["family"]) for p in plan] == [("a", "shedding"), ("b", "grouping"), ("b", "shedding"),
+                                                          ("c", "allocation")]
     shed = [p for p in plan if p["family"] == "shedding"][0]["application_args"]
     assert shed[:2] == ["shedding", "--dataset"] and "--skip-inapplicable" in shed
     assert shed[shed.index("--provisioning") + 1] == "75"
