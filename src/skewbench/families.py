@@ -80,6 +80,7 @@ class Family:
 BUILTIN: dict[str, Family] = {
     "grouping": Family("grouping", "skewbench.grouping"),
     "shedding": Family("shedding", "skewbench.shedding"),
+    "allocation": Family("allocation", "skewbench.allocation"),
 }
 
 

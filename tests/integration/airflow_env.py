@@ -33,6 +33,12 @@ datasets:
     phases:
       - {tuples: 8000, alpha: 1.0}
       - {tuples: 8000, alpha: 1.0, permutation: new}
+  - name: tiny-jobs
+    sets: [default]
+    families: [allocation]
+    workload: skewbench.allocation.workloads:paper_set
+    params: {set: e3}
+    seed: 0
 """
 
 

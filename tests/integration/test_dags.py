@@ -44,13 +44,14 @@ def test_dags_import_cleanly_with_tags_retries_and_docs(dags_info):
 def test_nightly_task_graph(dags_info):
     """One task group per family: its validation waits only for its own replays."""
     t = dags_info["dags"]["skewbench_nightly"]["tasks"]
-    assert t["check_params"]["downstream"] == ["dataset_names", "grouping.log_to_mlflow", "grouping.mark_failed",
-                                              "grouping.plan", "open_tracking", "report", "shedding.log_to_mlflow",
-                                              "shedding.mark_failed", "shedding.plan"]
-    assert t["open_tracking"]["downstream"] == ["grouping.replay", "shedding.replay"]
+    fams = ("allocation", "grouping", "shedding")
+    assert t["check_params"]["downstream"] == sorted(
+        ["dataset_names", "open_tracking", "report", *[f"{f}.{k}" for f in fams
+                                                       for k in ("log_to_mlflow", "mark_failed", "plan")]])
+    assert t["open_tracking"]["downstream"] == [f"{f}.replay" for f in fams]
     assert t["dataset_names"]["downstream"] == ["prepare_dataset"]
-    assert t["prepare_dataset"]["downstream"] == ["grouping.plan", "report", "shedding.plan"]
-    for fam in ("grouping", "shedding"):
+    assert t["prepare_dataset"]["downstream"] == ["allocation.plan", "grouping.plan", "report", "shedding.plan"]
+    for fam in fams:
         assert set(t[f"{fam}.plan"]["downstream"]) == {f"{fam}.spark_kwargs", f"{fam}.validate",
                                                        f"{fam}.log_to_mlflow"}
         assert t[f"{fam}.spark_kwargs"]["downstream"] == [f"{fam}.replay"]
@@ -62,7 +63,8 @@ def test_nightly_task_graph(dags_info):
         "datasets", "catalog_set", "families", "seeds",
         "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning",
         "shedding_strategies", "shedding_provisioning", "shedding_bound_ms", "shedding_workers", "shedding_error",
-        "shedding_confidence"}
+        "shedding_confidence", "allocation_strategies", "allocation_optimum", "allocation_opt_time_limit",
+        "allocation_opt_max_tasks"}
 
 
 BAD = [({"grouping_workers": [0]}, "grouping_workers"), ({"seeds": 0}, "seeds"),
@@ -96,8 +98,10 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
 
     # both families; the dataset has no value column, so the default partition shedders are left
     # out with a note (--skip-inapplicable) and shedding replays its operator shedders
-    conf = {"datasets": ["tiny-zipf"], "grouping_strategies": ["kg", "pkg", "osg"], "grouping_workers": [3, 5],
-            "grouping_sources": [2], "seeds": 1, "shedding_strategies": ["las", "fk", "shedpart"]}
+    # allocation replays the job graphs (tiny-jobs) only; the stream families only the stream
+    conf = {"datasets": ["tiny-zipf", "tiny-jobs"], "grouping_strategies": ["kg", "pkg", "osg"],
+            "grouping_workers": [3, 5], "grouping_sources": [2], "seeds": 1,
+            "shedding_strategies": ["las", "fk", "shedpart"], "allocation_strategies": ["td", "opt"]}
     when = datetime(2026, 11, 20, 2, 0, tzinfo=timezone.utc).isoformat()
     run_conf = {**conf}
     result, log = af.run_dag(env | {"SKEWBENCH_TEST_LOGICAL_DATE": when}, "skewbench_nightly", run_conf)
@@ -132,7 +136,13 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
     assert "report.html" in arts and {"results", "plots"} <= arts
     run_dir = Path(env["SKEWBENCH_STATE"]) / "runs"
     summaries = sorted(run_dir.rglob("summary.parquet"))
-    assert len(summaries) == 2  # one per family
+    assert len(summaries) == 3  # one per family
+    alloc = client.get_experiment_by_name("skewbench-allocation")
+    aruns = client.search_runs([alloc.experiment_id], max_results=1000)
+    achildren = [r for r in aruns if "mlflow.parentRunId" in r.data.tags]
+    assert len(aruns) - len(achildren) == 1 and sorted(c.data.params["strategy"] for c in achildren) == ["opt", "td"]
+    assert all(c.data.params["dataset"] == "tiny-jobs" for c in achildren)
+    assert len(client.get_metric_history(achildren[0].info.run_id, "window.gain")) == 7  # E3's seven instances
     shed = client.get_experiment_by_name("skewbench-shedding")
     sruns = client.search_runs([shed.experiment_id], max_results=1000)
     sparent = [r for r in sruns if "mlflow.parentRunId" not in r.data.tags]
@@ -141,7 +151,7 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
     assert client.get_metric_history(schildren[0].info.run_id, "window.dropped_ratio")
     import pyarrow.parquet as pq
     from skewbench.results import schema
-    TIMING_COLUMNS = set(schema("grouping").timing_columns) | set(schema("shedding").timing_columns)
+    TIMING_COLUMNS = {c for f in ("grouping", "shedding", "allocation") for c in schema(f).timing_columns}
 
     before = {s: pq.read_table(s) for s in summaries}
     ids_before = sorted(r.info.run_id for r in runs)
@@ -149,7 +159,8 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
     # the same DAG run's tasks again (a retry, or a cleared DAG run): same MLflow runs, same
     # results, nothing duplicated
     again = af.rerun_tasks(env, result["run_id"], p.data.tags["skewbench.logical_date"], run_conf)
-    assert again["parents"] == [p.info.run_id, sparent[0].info.run_id]
+    aparent = [r for r in aruns if "mlflow.parentRunId" not in r.data.tags]
+    assert again["parents"] == [p.info.run_id, sparent[0].info.run_id, aparent[0].info.run_id]
     runs2 = client.search_runs([exp.experiment_id], max_results=1000)
     assert sorted(r.info.run_id for r in runs2) == ids_before
     assert len(client.search_runs([shed.experiment_id], max_results=1000)) == len(sruns)
