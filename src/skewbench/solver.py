@@ -81,8 +81,12 @@ def _as_csr(A: np.ndarray | CSR, n_cols: int) -> CSR:
 def solve_lp_or_milp(c: np.ndarray, A: np.ndarray | CSR, row_lower: np.ndarray, row_upper: np.ndarray,
                      col_lower: np.ndarray, col_upper: np.ndarray, integrality: np.ndarray | None,
                      maximize: bool, time_limit: float, threads: int = 1, mip_rel_gap: float = 0.0,
-                     start: np.ndarray | None = None) -> Solution:
+                     start: np.ndarray | None = None, node_limit: int | None = None) -> Solution:
     """Optimise ``c x`` subject to ``row_lower <= A x <= row_upper`` and the column bounds.
+
+    ``node_limit`` caps the branch-and-bound nodes (HiGHS's ``mip_max_nodes``): unlike the time
+    limit, a deterministic budget, so a single-threaded solve stops at the same point on any
+    machine load (a limit hit reports "time_limit" like the time limit).
 
     ``integrality`` is a boolean mask of integer columns (None or all False: an LP).  ``start`` is
     an optional feasible point handed to HiGHS as the first incumbent.  Infinite bounds are
@@ -123,6 +127,8 @@ def solve_lp_or_milp(c: np.ndarray, A: np.ndarray | CSR, row_lower: np.ndarray, 
     h.setOptionValue("time_limit", float(time_limit))
     if is_mip:
         h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
+        if node_limit is not None:
+            h.setOptionValue("mip_max_nodes", int(node_limit))
     lp = highspy.HighsLp()
     lp.num_col_ = n
     lp.num_row_ = nr
@@ -216,7 +222,7 @@ def _lpt(w_desc: np.ndarray, n: int, loads: np.ndarray | None = None) -> np.ndar
 
 
 def _pcmax_milp(values: np.ndarray, mult: np.ndarray, n: int, lower: float, upper: float,
-                time_limit: float) -> Solution:
+                time_limit: float, node_limit: int | None = None) -> Solution:
     """min T s.t. each distinct load value v (mult keys) is split in integer counts over n workers.
 
     Variables y[v, j] (count of keys of value v on worker j, integer) and T; rows: sum_j y = mult,
@@ -245,10 +251,11 @@ def _pcmax_milp(values: np.ndarray, mult: np.ndarray, n: int, lower: float, uppe
     col_hi = np.repeat(mult.astype(np.float64), n); col_hi = np.append(col_hi, upper)
     integ = np.ones(nv, dtype=bool); integ[tcol] = False
     return solve_lp_or_milp(c, A, np.array(lo_rows), np.array(hi_rows), col_lo, col_hi, integ, maximize=False,
-                            time_limit=time_limit)
+                            time_limit=time_limit, node_limit=node_limit)
 
 
-def best_whole_keys(weights: np.ndarray, n: int, time_limit: float = 10.0, max_vars: int = 200_000) -> Bound:
+def best_whole_keys(weights: np.ndarray, n: int, time_limit: float = 10.0, max_vars: int = 200_000,
+                    node_limit: int | None = None) -> Bound:
     """The least possible maximum worker load when every key goes whole to one of n workers (P||Cmax).
 
     ``lower`` is the best of max(w), sum(w)/n, w_(n) + w_(n+1) (two of the n+1 largest keys share a
@@ -286,7 +293,7 @@ def best_whole_keys(weights: np.ndarray, n: int, time_limit: float = 10.0, max_v
     fit = max(1, min(D, (max_vars - 1) // n))
     heavy = fit < D
     sol = _pcmax_milp(values[:fit], mult[:fit], n, lower if not heavy else max(float(desc[0]), 0.0),
-                      upper, time_limit)
+                      upper, time_limit, node_limit)
     method = "milp-heavy+greedy" if heavy else "milp"
     if sol.x is not None or sol.bound is not None:
         if sol.bound is not None:

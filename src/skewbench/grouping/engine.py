@@ -73,6 +73,7 @@ from skewbench import registry
 from skewbench import replay as _replay
 from skewbench.datasets.contract import Dataset, open_dataset
 from skewbench.errors import SkewbenchError
+from skewbench.grouping.optimum import best_max_load
 from skewbench.grouping.base import Batch, WorkerModel
 from skewbench.replay import Cell, Executor, local_executor
 from skewbench.simulation import (COARSE_LOG_R, FINE_LOG_R, QueueState, Sparse, new_queue_state, quantiles,
@@ -416,6 +417,7 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueueParti
     seen = key_counts > 0
     head = key_counts >= m / (5.0 * n)
     pairs = int(replicas.sum())
+    best, basis = best_max_load(cell.strategy, key_counts, bits, n, cell.seed)
     stats_all = [r.stats for r in routes]
     stats = {k: float(np.mean([st[k] for st in stats_all])) for k in (stats_all[0] if stats_all else {})}
     row: dict[str, Any] = {
@@ -438,6 +440,9 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueueParti
         "imbalance_avg": float(np.mean([_imbalance(cum[t]) for t in range(T)])),
         "load_max": float(counts.max() / m),
         "load_min": float(counts.min() / m),
+        "load_max_best": best,
+        "balance_optimality": min(1.0, best / float(counts.max() / m)) if counts.max() > 0 else 1.0,
+        "best_basis": basis,
         "worker_tuples": counts.astype(np.int64).tolist(),
         "source_worker_tuples": np.concatenate([r.counts for r in routes]).astype(np.int64).tolist(),
         "worker_head_tuples": head_counts.astype(np.int64).tolist(),

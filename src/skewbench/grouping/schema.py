@@ -28,6 +28,9 @@ COLUMNS = (
     Column("time_mode", "string", "'dataset' (the dataset's arrival times) or 'provisioning' (deterministic "
            "arrivals; the workers' capacity is P% of the arrival rate)", param=True),
     Column("provisioning", "float64", "P of the provisioning time mode: capacity over arrival rate, in percent (0 when unused)", param=True),
+    Column("best_basis", "string", "how load_max_best was computed: 'whole keys: optimum|lower bound' (KG), 'split over own "
+           "2 choices: LP optimum' (PKG and the tails of the head-aware strategies), 'any split over all workers: "
+           "m/n' (SG, OSG, FK)"),
     Column("worker_tuples", "list<int64>", "tuples routed to each worker"),
     Column("source_worker_tuples", "list<int64>", "tuples each source routed to each worker, source after source "
            "(sources x workers, row-major): the traffic of every source-worker pair"),
@@ -50,6 +53,12 @@ METRICS = (
     Metric("imbalance_abs", "largest load minus the mean load, in tuples", "tuples", False, (0, None)),
     Metric("imbalance_avg", "mean over windows of the cumulative imbalance", "", False, (0, 1), log_axis=True),
     Metric("load_max", "largest worker load as a fraction of the tuples", "", False, (0, 1)),
+    Metric("load_max_best", "the least largest worker load (fraction of the tuples) the strategy's constraint allows "
+           "on this stream, computed offline (best_basis says which constraint, optimum or bound; "
+           "skewbench.grouping.optimum)", "", None, (0, 1)),
+    Metric("balance_optimality", "load_max_best / load_max: 1 when the strategy is as balanced as its own choices "
+           "allow (e.g. PKG against the best split over its two hash choices)", "", True, (0, 1), headline=True,
+           fmt="f3", label="vs best"),
     Metric("load_min", "smallest worker load as a fraction of the tuples", "", True, (0, 1)),
     # ---- summary: completion times (queueing + execution)
     Metric("latency_mean", "mean completion time (queueing + execution)", _LAT, False, (0, None), (True, False),
@@ -104,7 +113,8 @@ SUMMARY = (
     "strategy", "workers", "sources", "seed", "params",
     "time_mode", "provisioning",
     "imbalance", "imbalance_rel", "imbalance_abs", "imbalance_avg",
-    "load_max", "load_min", "worker_tuples", "source_worker_tuples", "worker_head_tuples",
+    "load_max", "load_max_best", "balance_optimality", "best_basis", "load_min", "worker_tuples",
+    "source_worker_tuples", "worker_head_tuples",
     "latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "latency_min", "latency_cdf",
     "latency_worker_mean_max", "exec_mean", "queue_delay_mean", "throughput",
     "latency_mean_rr", "speedup_vs_rr", "gain_vs_rr",

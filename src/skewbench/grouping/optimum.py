@@ -1,0 +1,93 @@
+"""The best balance a grouping strategy's constraint allows, computed offline on the same stream.
+
+For every cell the engine reports ``load_max_best``: the least possible largest worker load (as
+a fraction of the tuples) over all assignments that obey the strategy's constraint, given the
+stream's key counts and the cell's own hash choices, and ``balance_optimality = load_max_best /
+load_max`` (1: the strategy is as balanced as its choices allow).  ``best_basis`` says which
+constraint and whether the number is an optimum or a bound:
+
+* **whole keys** (KG): every key on one worker, any worker.  The exact optimum of P||Cmax when
+  the closed-form bounds meet or the MILP (HiGHS, :func:`skewbench.solver.best_whole_keys`, a
+  fixed node budget so the result does not depend on timing) proves it; otherwise its lower
+  bound (the ratio is then an upper bound on the true one).
+* **split over own choices** (PKG, and the tail of D-Choices, W-Choices, RR, fixed-d): each key's
+  tuples split freely over its candidate workers F_1(k), F_2(k) under the cell's hash seeds; a
+  key the strategy actually sent outside its two choices (a head key) may go to any worker.  The
+  exact LP / subset optimum of :func:`skewbench.solver.best_split`: a fractional split, so a
+  lower bound on the best integral one (by less than one tuple per worker).
+* **any split** (SG, OSG, FK): every tuple anywhere; the best is m/n.
+
+The candidate relaxation contains the strategy's own routing, so ``load_max_best <= load_max``
+always holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from skewbench.grouping.base import hash_choice, hash_seeds
+
+#: branch-and-bound nodes of the whole-key MILP (a deterministic budget)
+NODE_LIMIT = 2000
+_ANY = ("sg", "osg", "fk")
+_WHOLE = ("kg",)
+
+
+@njit(cache=True)
+def _choices(keys, s1, s2, n, out):
+    for i in range(keys.shape[0]):
+        out[i, 0] = hash_choice(keys[i], s1, n)
+        out[i, 1] = hash_choice(keys[i], s2, n)
+
+
+def _within_two(bits: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """True where a key's observed workers (bit rows) lie within its two candidates."""
+    allowed = np.zeros_like(bits)
+    rows = np.arange(bits.shape[0])
+    for j in range(2):
+        w = cand[:, j]
+        np.bitwise_or.at(allowed, (rows, w >> 6), np.left_shift(np.uint64(1), (w & 63).astype(np.uint64)))
+    return ~np.any(bits & ~allowed, axis=1)
+
+
+def best_max_load(strategy: str, key_counts: np.ndarray, bits: np.ndarray, n: int, seed: int
+                  ) -> tuple[float, str]:
+    """``(load_max_best as a fraction of the tuples, basis)`` for one cell (module docstring).
+
+    ``key_counts`` are the stream's tuples per key, ``bits`` each key's set of workers as routed
+    (one bit per worker, 64 per word), ``seed`` the cell's hash seed."""
+    from skewbench.solver import best_split, best_whole_keys
+
+    counts = np.asarray(key_counts, dtype=np.int64)
+    m = int(counts.sum())
+    if m == 0:
+        return 0.0, "empty stream"
+    if strategy in _ANY or n == 1:
+        return 1.0 / n, "any split over all workers: m/n"
+    seen = np.flatnonzero(counts > 0)
+    w = counts[seen].astype(np.float64)
+    if strategy in _WHOLE:
+        b = best_whole_keys(w, n, time_limit=120.0, node_limit=NODE_LIMIT)
+        return float(b.value) / m, "whole keys: " + ("optimum" if b.status == "optimal" else "lower bound")
+    s = hash_seeds(seed, 2)
+    cand = np.empty((seen.size, 2), dtype=np.int64)
+    _choices(seen.astype(np.int64), s[0], s[1], np.int64(n), cand)
+    inside = _within_two(np.asarray(bits)[seen], cand)
+    spread = int(np.count_nonzero(~inside))
+    # keys with the same pair of choices merge exactly (each splits freely over the same workers),
+    # and so do the keys that may go anywhere: a few thousand rows at most
+    pairs, inv = np.unique(np.sort(cand[inside], axis=1), axis=0, return_inverse=True)
+    pw = np.bincount(inv.ravel(), weights=w[inside], minlength=len(pairs))
+    if spread:
+        width = max(2, n)
+        rows = np.repeat(pairs, [width // 2, width - width // 2], axis=1)
+        cand = np.vstack([rows, np.arange(n, dtype=np.int64)[None, :width]])
+        w = np.append(pw, w[~inside].sum())
+    else:
+        cand, w = pairs, pw
+    best = best_split(w, cand, n)
+    basis = "split over own 2 choices: LP optimum"
+    if spread:
+        basis += f" ({spread} head keys over any worker)"
+    return float(best) / m, basis
