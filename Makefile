@@ -73,6 +73,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_generate.py
 	$(BIN)/python benchmarks/bench_grouping.py all
+	$(BIN)/python benchmarks/bench_allocation.py
 
 docs: $(STAMP)
 	$(BIN)/skewbench results doc --out docs/results.md
