@@ -307,6 +307,8 @@ def best_whole_keys(weights: np.ndarray, n: int, time_limit: float = 10.0, max_v
             upper = min(upper, float(loads.max()))
     if sol.status == "infeasible":  # cannot happen for this model; keep the heuristic bracket
         method += "(infeasible?)"
+    if np.all(desc == np.round(desc)):  # integer loads: the optimum is an integer (HiGHS's bound is within 1e-6)
+        lower = max(lower, float(np.ceil(lower - 1e-6)))
     if close(lower, upper):
         return Bound(upper, upper, upper, "optimal", method)
     return Bound(lower, lower, upper, "bound", method)
