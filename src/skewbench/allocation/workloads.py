@@ -7,6 +7,7 @@ overwrite, progress, extra_meta)``) and return the dataset's metadata.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -85,9 +86,10 @@ def grouping_replay(out_dir: str | os.PathLike, *, params: dict[str, Any], seed:
         spec = StreamSpec.zipf(float(stream["alpha"]), int(stream["keys"]), int(stream["tuples"]), int(seed or 0))
         generate(spec, tmp / "stream", name="stream")
         cmd = get(family).attr("cli", "command")
-        cmd.main(["--dataset", str(tmp / "stream"), "--out", str(tmp / "results"), "--strategies",
-                  ",".join(strategies), "--workers", str(workers), "--sources", str(sources), "--json"],
-                 standalone_mode=False)
+        with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):  # its result table
+            cmd.main(["--dataset", str(tmp / "stream"), "--out", str(tmp / "results"), "--strategies",
+                      ",".join(strategies), "--workers", str(workers), "--sources", str(sources)],
+                     standalone_mode=False)
         jobs = inst.from_grouping_results(tmp / "results", **job_opts)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
