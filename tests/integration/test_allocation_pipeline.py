@@ -65,8 +65,11 @@ def test_replay_example2_and_asymmetry(sets, tmp_path):
     assert summary.num_rows == 5 * 3 and series.num_rows == 5 * 3
     # OPT is proven and is the optimum: 63 MB/s (R1's pilot figure); every strategy at or under it
     assert s.loc[("opt", 0), "opt_proven"] == 1 and abs(s.loc[("opt", 0), "gain_total"] - 63.0) < 1e-6
-    assert (summary.column("optimality").to_numpy() <= 1).all()
-    assert s.loc[("td", 0), "violations"] == 0
+    rho = s["optimality"]
+    assert (rho.dropna() <= 1).all() and rho.notna().sum() == 4 * 3
+    # Storm's round robin overloads a node of 40% on E1 (it ignores costs): not compared with OPT
+    assert (s.loc["storm", "violations"] > 0).all() and s.loc["storm", "optimality"].isna().all()
+    assert s.loc[("td", 0), "violations"] == 0 and s.loc[("td", 0), "compared"] == 1
     _cli("replay", "allocation", "--dataset", sets / "e3", "--strategies", "td,opt", "--out", tmp_path / "e3")
     _, ser = _tables(tmp_path / "e3")
     rows = ser.to_pandas()
