@@ -1,0 +1,458 @@
+"""Reproduction of the allocation paper's targets (``allocation.spec.md`` section 5, R1-R4, R6-R10, R12).
+
+Chatzistergiou and Viglas, *Fast Heuristics for Near-Optimal Task Allocation in Data Stream
+Processing over Clusters* (CIKM 2014).  Every instance comes from the spec's recommended choices
+(:mod:`skewbench.allocation.instances`): the paper gives the micro-benchmarks' parameters only in
+words, the E5 generator only in outline (A18), and the E6-E8 topology annotations only in its
+figures, so the Twitter and stock jobs carry placeholder annotations (A23) and the magnitudes of
+R7, R8 and R10 are not comparable with the paper's; only their directions are checked.
+
+The numbers are computed here by calling the heuristics (:mod:`skewbench.allocation.algorithms`),
+the exact optimum (:func:`skewbench.allocation.opt.solve`, F2) and the monitor
+(:func:`skewbench.allocation.monitor.monitor`) directly, and evaluated with the count form of phi
+(:func:`skewbench.allocation.model.gain`).  Optimality is the spec's ratio of sums,
+Omega_A = sum phi_A / sum phi_OPT over the instances where OPT is proven and A overloads no node.
+
+R5 and R11 (allocation throughput and its scaling) are speed targets: the benchmark measures them
+(BENCHMARKS.md), not this file.  Measured values are printed as ``REPRO {json}`` lines (``-s``);
+REPRODUCTION.md (Allocation section) records them.  The whole file, E5's 2000 graphs at both eta
+included, takes under a minute, so it has no separate full mode.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from skewbench.allocation import algorithms as alg
+from skewbench.allocation import instances, opt
+from skewbench.allocation.model import collocated_links, counts, evaluate, gain
+from skewbench.allocation.monitor import monitor
+
+pytestmark = pytest.mark.reproduction
+
+TL_SEEDS = 30  # spec 2.9: >= 30 shuffle seeds on micro cases
+E1_SEEDS = 200
+E5_COUNT = 2000
+PAPER_E5 = {"opt_gbs": 26.3, "td_gbs": 24.5, "tl_gbs": 22.6, "td": 0.931, "tl": 0.859}
+
+
+def record(name: str, **values) -> None:
+    line = json.dumps({"test": name, **values}, default=float)
+    print("REPRO " + line)
+    path = os.environ.get("SKEWBENCH_REPRO_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
+
+
+def r4(x: float) -> float:
+    return round(float(x), 4)
+
+
+# --------------------------------------------------------------------------------------------- E1
+@functools.lru_cache(maxsize=None)
+def e1_tl(key: str) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """(collocated links per edge, a_{g,k}) of TL with ``key`` for every one of the 200 seeds."""
+    job = instances.example2()[0]
+    out = []
+    for s in range(E1_SEEDS):
+        a = alg.tl(job, key=key, seed=s)
+        assert a.success
+        out.append((collocated_links(job, a.node), counts(job, a.node)))
+    return tuple(out)
+
+
+def test_r1_td_puts_five_v1_and_ten_v2_on_two_nodes_and_opt_gains_more():
+    job = instances.example2()[0]
+    a = alg.td(job)
+    links = collocated_links(job, a.node)
+    a_gk = counts(job, a.node)
+    v12_nodes = sorted((int(a_gk[0, k]), int(a_gk[1, k])) for k in range(job.K) if a_gk[0, k] or a_gk[1, k])
+    o = opt.solve(job, method="f2")
+    td_gain = gain(job, a.node)
+    record("R1 TD and OPT (E1)", td_v1_v2_links=int(links[0]), td_v1_v2_per_node=v12_nodes, td_gain=td_gain,
+           opt_gain=o.gain, opt_status=o.status, opt_v1_v2_links=int(collocated_links(job, o.node)[0]))
+    assert a.success
+    assert v12_nodes == [(5, 10), (5, 10)]
+    assert int(links[0]) == 100
+    assert o.status == "optimal"
+    assert td_gain == pytest.approx(55.0, abs=1e-9)
+    assert o.gain == pytest.approx(63.0, abs=1e-9)
+
+
+def test_r1_tl_v1_v2_links_over_200_seeds():
+    shares = {}
+    compositions = set()
+    for key in ("rs", "imc"):
+        dist = Counter(int(links[0]) for links, _ in e1_tl(key))
+        shares[key] = {str(k): dist[k] / E1_SEEDS for k in sorted(dist)}
+    for links, a_gk in e1_tl("rs"):
+        if int(links[0]) == 84:
+            compositions.add(tuple(sorted((int(a_gk[0, k]), int(a_gk[1, k])) for k in range(a_gk.shape[1])
+                                          if a_gk[0, k] or a_gk[1, k])))
+    record("R1 TL v1-v2 links (E1)", seeds=E1_SEEDS, shares_tl_rs=shares["rs"], shares_tl_imc=shares["imc"],
+           compositions_at_84=sorted(compositions), paper="84 links from 7 v1 + 6 v2 and 3 v1 + 14 v2")
+    for key in ("rs", "imc"):
+        values = [int(k) for k in shares[key]]
+        assert 84 in values, key
+        assert max(values) <= 100, key
+    assert ((3, 14), (7, 6)) in compositions  # the paper's own TL outcome (Example 2)
+
+
+def test_r2_no_v2_v3_link_is_collocated():
+    job = instances.example2()[0]
+    td_links = collocated_links(job, alg.td(job).node)
+    tl_v23 = [int(links[1]) for key in ("rs", "imc") for links, _ in e1_tl(key)]
+    tl_v34 = Counter(int(links[2]) for links, _ in e1_tl("rs"))
+    record("R2 v2-v3 links (E1)", td_v2_v3=int(td_links[1]), tl_v2_v3_max=max(tl_v23), td_v3_v4=int(td_links[2]),
+           tl_v3_v4_shares={str(k): v / E1_SEEDS for k, v in sorted(tl_v34.items())})
+    assert int(td_links[1]) == 0
+    assert max(tl_v23) == 0
+
+
+# --------------------------------------------------------------------------------------------- E2
+def test_r3_imc_policy_falls_linearly_rs_stays_above():
+    rows = {}
+    identical = {}
+    for job in instances.priority():
+        f = float(job.meta["f"])
+        imc, rs = [], []
+        same = True
+        for s in range(TL_SEEDS):
+            a, b = alg.tl(job, key="imc", seed=s), alg.tl(job, key="rs", seed=s)
+            assert a.success and b.success
+            imc.append(gain(job, a.node))
+            rs.append(gain(job, b.node))
+            same = same and np.array_equal(a.node, b.node)
+        rows[f] = (float(np.mean(imc)), float(np.mean(rs)))
+        identical[f] = same
+    inner = sorted(f for f in rows if 1.0 < f <= 2.0)  # f = 1.0 is the IMC tie (edge-index tie-break)
+    x = np.array(inner)
+    y = np.array([rows[f][0] for f in inner])
+    slope, icpt = np.polyfit(x, y, 1)
+    r2 = 1.0 - float(np.sum((y - (slope * x + icpt)) ** 2) / np.sum((y - y.mean()) ** 2))
+    rs_inner = np.array([rows[f][1] for f in inner])
+    rs_spread = float((rs_inner.max() - rs_inner.min()) / rs_inner.max())
+    imc_spread = float((y.max() - y.min()) / y.max())
+    record("R3 priority policy (E2)", seeds=TL_SEEDS,
+           imc_mean={f"{f:g}": r4(rows[f][0]) for f in sorted(rows, reverse=True)},
+           rs_mean={f"{f:g}": r4(rows[f][1]) for f in sorted(rows, reverse=True)},
+           identical_allocations={f"{f:g}": identical[f] for f in sorted(rows, reverse=True)},
+           imc_slope_per_unit_f=r4(slope), imc_linear_r2=r4(r2), rs_relative_spread=r4(rs_spread),
+           imc_relative_spread=r4(imc_spread), at_f_1=rows[1.0])
+    # the IMC policy's gain falls as c2 drops from 2 c1 towards c1, linearly
+    assert all(rows[a][0] > rows[b][0] for a, b in zip(inner[1:], inner[:-1])), rows
+    assert slope > 0 and r2 >= 0.98
+    # RS switches at f = (P2 + P3) / (P1 + P2) = 1.75: identical above, at least as good below
+    for f in rows:
+        if f > 1.75:
+            assert identical[f], f
+        elif 1.0 < f < 1.75:
+            assert rows[f][1] >= rows[f][0] - 1e-9, (f, rows[f])
+    # RS stays roughly constant while the IMC policy falls
+    assert rs_spread <= 0.15 and rs_spread < imc_spread / 2
+
+
+# --------------------------------------------------------------------------------------------- E3
+def test_r4_td_equals_opt_and_tl_degrades_with_asymmetry():
+    td_g, opt_g, tl_mean, tl_min, tl_max = {}, {}, {}, {}, {}
+    for job in instances.asymmetry():
+        f = int(job.meta["f"])
+        a = alg.td(job)
+        assert a.success
+        td_g[f] = gain(job, a.node)
+        o = opt.solve(job, method="f2")
+        assert o.status == "optimal"
+        opt_g[f] = float(o.gain)
+        g = []
+        for s in range(TL_SEEDS):
+            b = alg.tl(job, key="imc", seed=s)
+            assert b.success
+            g.append(gain(job, b.node))
+        tl_mean[f], tl_min[f], tl_max[f] = float(np.mean(g)), float(min(g)), float(max(g))
+    fs = sorted(td_g)
+    record("R4 asymmetry (E3)", seeds=TL_SEEDS, td={f: td_g[f] for f in fs}, opt={f: opt_g[f] for f in fs},
+           tl_mean={f: r4(tl_mean[f]) for f in fs}, tl_min={f: tl_min[f] for f in fs},
+           tl_max={f: tl_max[f] for f in fs})
+    for f in fs:
+        assert td_g[f] == pytest.approx(20.0, abs=1e-9) and opt_g[f] == pytest.approx(20.0, abs=1e-9), f
+        assert tl_max[f] <= opt_g[f] + 1e-9
+    # non-increasing within noise (0.5 MB/s, about 1.5 standard errors of a 30-seed mean), and a real fall
+    for a, b in zip(fs, fs[1:]):
+        assert tl_mean[b] <= tl_mean[a] + 0.5, (a, b, tl_mean)
+    assert tl_mean[fs[-1]] < tl_mean[fs[0]] - 3.0
+    assert tl_mean[7] < td_g[7]
+
+
+# --------------------------------------------------------------------------------------------- E5
+E5_STRATEGIES = {
+    "td-rs": lambda job, i: alg.td(job),
+    "td-imc": lambda job, i: alg.td(job, key="imc"),
+    "td-push": lambda job, i: alg.td(job, k0="push"),      # A7 ablation: the literal k = 0 rule
+    "td-first": lambda job, i: alg.td(job, second="first"),  # A8 ablation: the literal mode "second"
+    "tl-imc": lambda job, i: alg.tl(job, key="imc", seed=i),  # TL's shuffle seeded with the graph index (E5)
+    "tl-imct": lambda job, i: alg.tl(job, key="imct", seed=i),
+    "tl-rs": lambda job, i: alg.tl(job, key="rs", seed=i),
+    "storm": lambda job, i: alg.storm_rr(job),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def e5(eta: float) -> dict:
+    """Every E5 strategy and OPT on the 2000 graphs: gains, OPT's gains, comparability."""
+    jobs = instances.random_graphs(count=E5_COUNT, eta=eta, seed=0)
+    sols = [opt.solve(job, method="f2") for job in jobs]
+    proven = np.array([o.status == "optimal" for o in sols])
+    opt_gain = np.array([float(o.gain) if o.status == "optimal" else np.nan for o in sols])
+    imc = np.array([job.imc_total for job in jobs])
+    res = {}
+    for name, fn in E5_STRATEGIES.items():
+        g = np.empty(len(jobs))
+        ok = np.empty(len(jobs), dtype=bool)
+        failed = 0
+        for i, job in enumerate(jobs):
+            a = fn(job, i)
+            ev = evaluate(job, a.node)
+            g[i] = ev.gain
+            ok[i] = ev.violations == 0 and proven[i]
+            failed += int(not a.success)
+        res[name] = {"gain": g, "ok": ok, "failed": failed}
+    return {"opt": opt_gain, "proven": proven, "imc": imc, "res": res}
+
+
+def omega(data: dict, name: str) -> float:
+    r = data["res"][name]
+    ok = r["ok"]
+    return float(r["gain"][ok].sum() / data["opt"][ok].sum())
+
+
+def rho_stats(data: dict, name: str) -> dict:
+    r = data["res"][name]
+    ok = r["ok"]
+    o = data["opt"][ok]
+    rho = np.where(o > 0, r["gain"][ok] / np.where(o > 0, o, 1.0), 1.0)
+    return {"mean": r4(rho.mean()), "median": r4(np.median(rho)), "min": r4(rho.min()),
+            "share_optimal": r4(np.mean(rho >= 1 - 1e-9))}
+
+
+@pytest.mark.parametrize("eta", [0.5, 0.0])
+def test_r6_closeness_to_optimal(eta):
+    data = e5(eta)
+    proven = data["proven"]
+    om = {name: omega(data, name) for name in E5_STRATEGIES}
+    gbs = {"opt": float(data["opt"][proven].sum()) / 1000.0}
+    gbs.update({name: float(data["res"][name]["gain"][proven].sum()) / 1000.0 for name in ("td-rs", "tl-imc",
+                                                                                           "tl-imct", "tl-rs")})
+    record(f"R6 E5 eta={eta:g}", graphs=E5_COUNT, opt_proven=int(proven.sum()),
+           omega={k: r4(v) for k, v in om.items()},
+           compared={k: int(v["ok"].sum()) for k, v in data["res"].items()},
+           failed={k: v["failed"] for k, v in data["res"].items()},
+           rho={k: rho_stats(data, k) for k in ("td-rs", "tl-imc", "tl-imct", "tl-rs", "td-imc")},
+           summed_gbs={k: r4(v) for k, v in gbs.items()}, opt_over_paper=r4(gbs["opt"] / PAPER_E5["opt_gbs"]),
+           mean_opt_mbs=r4(np.nanmean(data["opt"])), mean_imc_total_mbs=r4(data["imc"].mean()),
+           paper={"td": PAPER_E5["td"], "tl": PAPER_E5["tl"], "gbs": (26.3, 24.5, 22.6)})
+    assert proven.all()
+    for name in ("td-rs", "td-imc", "tl-imc", "tl-imct", "tl-rs"):
+        assert data["res"][name]["ok"].all(), name  # never over capacity (a failure leaves tasks unplaced)
+    for name in ("td-rs", "tl-imc", "tl-imct", "tl-rs"):
+        assert data["res"][name]["failed"] == 0, name
+    # ordering OPT > TD > TL (both TL keys), on the summed gains
+    assert gbs["opt"] > gbs["td-rs"] > max(gbs["tl-imc"], gbs["tl-imct"])
+    # the Done-when criterion: Omega_TD within 5 points of the paper's 93.1%
+    assert abs(om["td-rs"] - PAPER_E5["td"]) <= 0.05, om["td-rs"]
+    # the paper's TL (85.9%) lies between the two readings of "TL prioritised with IMC" (A3)
+    assert om["tl-imc"] < PAPER_E5["tl"] < om["tl-imct"]
+    # A7 matters: the literal k = 0 rule loses much of TD's advantage
+    assert om["td-push"] < om["td-rs"] - 0.05
+    if eta == 0.5:
+        # A18: our generator's gains are about 1.6x the paper's
+        assert 1.5 <= gbs["opt"] / PAPER_E5["opt_gbs"] <= 1.75
+
+
+def test_r9_feature_order_on_e5():
+    data = e5(0.5)
+    om = {name: omega(data, name) for name in ("storm", "tl-imc", "td-imc", "td-rs")}
+    overloaded = int((~data["res"]["storm"]["ok"]).sum())
+    record("R9 E5 (eta=0.5)", omega={k: r4(v) for k, v in om.items()}, storm_overloaded_instances=overloaded,
+           tl_minus_td_imc_points=r4(100 * (om["tl-imc"] - om["td-imc"])))
+    assert om["storm"] < min(om["tl-imc"], om["td-imc"])
+    assert abs(om["tl-imc"] - om["td-imc"]) <= 0.03
+    assert max(om["tl-imc"], om["td-imc"]) < om["td-rs"]
+
+
+# --------------------------------------------------------------------------------------------- E6 / E7
+@functools.lru_cache(maxsize=None)
+def sweep(topology: str) -> list[dict]:
+    """TD-RS, TD-IMC, TL-IMC (30 seeds) and STORM-RR at every mu of the topology's capacity sweep."""
+    rows = []
+    for job in getattr(instances, topology)():
+        td_rs, td_imc, storm = alg.td(job), alg.td(job, key="imc"), alg.storm_rr(job)
+        assert td_rs.success and td_imc.success
+        tl = []
+        for s in range(TL_SEEDS):
+            b = alg.tl(job, key="imc", seed=s)
+            assert b.success
+            tl.append(gain(job, b.node))
+        rows.append({"mu": float(job.capacity[0]), "imc_total": job.imc_total, "total_pc": job.total_cost,
+                     "td": gain(job, td_rs.node), "td_imc": gain(job, td_imc.node), "tl": float(np.mean(tl)),
+                     "tl_min": float(min(tl)), "tl_max": float(max(tl)), "storm": gain(job, storm.node),
+                     "storm_ok": bool(storm.success), "storm_kuse": int(storm.info["kuse"])})
+    return rows
+
+
+PAPER_E6 = {"twitter": {"imp_storm": 91, "imp_tl": 79, "sav": 13}, "stock": {"imp_storm": 89, "imp_tl": 31, "sav": 22}}
+
+
+@pytest.mark.parametrize("topology", ["twitter", "stock"])
+def test_r7_r8_improvement_and_saving(topology):
+    rows = sweep(topology)
+    imc = rows[0]["imc_total"]
+    imp_storm = {r["mu"]: 100 * (r["td"] - r["storm"]) / r["storm"] for r in rows if r["storm_ok"] and r["storm"] > 0}
+    storm_zero = [r["mu"] for r in rows if r["storm_ok"] and r["storm"] == 0]
+    imp_tl = {r["mu"]: 100 * (r["td"] - r["tl"]) / r["tl"] for r in rows if r["tl"] > 0}
+    sav = {r["mu"]: 100 * (r["td"] - r["storm"]) / imc for r in rows if r["storm_ok"]}
+    best = lambda d: (r4(max(d.values())), max(d, key=d.get))  # noqa: E731  (value, mu)
+    record(f"R7/R8 {topology} (placeholder annotations, A23)", imc_total=imc,
+           mu=[r["mu"] for r in rows], td=[r4(r["td"]) for r in rows], tl_mean=[r4(r["tl"]) for r in rows],
+           storm=[r4(r["storm"]) for r in rows], storm_kuse=[r["storm_kuse"] for r in rows],
+           imp_td_storm_max=best(imp_storm), storm_gain_zero_at=storm_zero, imp_td_tl_max=best(imp_tl),
+           sav_td_storm_max=best(sav), td_pct_of_imc={r["mu"]: r4(100 * r["td"] / imc) for r in rows},
+           mu_where_tl_beats_td=[r["mu"] for r in rows if r["tl"] > r["td"] + 1e-9],
+           mu_where_storm_beats_td=[r["mu"] for r in rows if r["storm_ok"] and r["storm"] > r["td"] + 1e-9],
+           paper=PAPER_E6[topology])
+    # directions: TD beats Storm and TL somewhere on the sweep, and saves network load there
+    assert max(imp_storm.values()) > 0 and max(sav.values()) > 0
+    assert max(imp_tl.values()) > 0
+
+
+@pytest.mark.parametrize("topology", [
+    pytest.param("twitter", marks=pytest.mark.xfail(
+        strict=True, raises=AssertionError,
+        reason="R7 on the placeholder Twitter topology: Storm's round robin beats TD at mu = 175, 200 "
+               "(35.08 vs 33.75 MB/s) and 325 (71.50 vs 70.17): both keep the same SRC-CNT and CNT-RNK "
+               "links, and the round robin happens to put MRG next to one more RNK task (1.33 MB/s) "
+               "(REPRODUCTION.md)")),
+    "stock",
+])
+def test_r7_r8_td_at_least_storm_at_every_mu(topology):
+    rows = sweep(topology)
+    worse = [(r["mu"], r4(r["td"]), r4(r["storm"])) for r in rows if r["storm_ok"] and r["td"] < r["storm"] - 1e-9]
+    record(f"R7/R8 {topology} TD >= Storm", mu_where_storm_beats_td=worse)
+    assert not worse, worse
+
+
+def test_r9_feature_order_on_the_stock_sweep():
+    rows = sweep("stock")
+    per_mu = []
+    for r in rows:
+        near = abs(r["tl"] - r["td_imc"]) <= 0.05 * max(r["tl"], r["td_imc"])
+        per_mu.append({"mu": r["mu"], "storm": r4(r["storm"]), "tl_imc": r4(r["tl"]), "td_imc": r4(r["td_imc"]),
+                       "td_rs": r4(r["td"]), "storm_lt_tl": r["storm"] < r["tl"] - 1e-9, "tl_near_td_imc": near,
+                       "td_imc_lt_td_rs": r["td_imc"] < r["td"] - 1e-9})
+    record("R9 stock sweep (placeholder annotations, A23)", per_mu=per_mu,
+           full_order_holds_at=[p["mu"] for p in per_mu
+                                if p["storm_lt_tl"] and p["tl_near_td_imc"] and p["td_imc_lt_td_rs"]])
+    # the weak order holds at every mu: Storm <= TL-IMC, Storm <= TD-IMC <= TD-RS
+    for r in rows:
+        assert r["storm"] <= min(r["tl"], r["td_imc"]) + 1e-9, r
+        assert r["td_imc"] <= r["td"] + 1e-9, r
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="R9 on the placeholder stock topology: TD-RS and TD-IMC give the same gain at all 13 "
+                          "mu (their edge orders differ only in TRD-VWAP vs JOIN-FLT, which does not change "
+                          "TD's result); the paper's TD-IMC < TD-RS is not reproduced here (REPRODUCTION.md)")
+def test_r9_td_rs_beats_td_imc_somewhere_on_the_stock_sweep():
+    rows = sweep("stock")
+    assert any(r["td_imc"] < r["td"] - 1e-9 for r in rows), [(r["mu"], r["td_imc"], r["td"]) for r in rows]
+
+
+# --------------------------------------------------------------------------------------------- R12
+@pytest.mark.parametrize("topology", ["twitter", "stock"])
+def test_r12_everything_converges_once_the_job_fits_one_node(topology):
+    mu = instances.capacity_sweep(topology)[-1]
+    job = getattr(instances, topology)([mu])[0]
+    assert mu >= job.total_cost
+    gains = {"td-rs": gain(job, alg.td(job).node), "td-imc": gain(job, alg.td(job, key="imc").node),
+             "storm": gain(job, alg.storm_rr(job).node), "naive": gain(job, alg.naive(job).node)}
+    for key in ("imc", "imct", "rs"):
+        gains[f"tl-{key} (min of {TL_SEEDS} seeds)"] = min(gain(job, alg.tl(job, key=key, seed=s).node)
+                                                            for s in range(TL_SEEDS))
+    o = opt.solve(job, method="f2", time_limit=60.0)  # about 7 s on the stock job
+    assert o.status == "optimal"
+    gains["opt"] = float(o.gain)
+    # the first mu from which TD, TL and Storm all give the same gain
+    rows = sweep(topology)
+    same = [abs(r["td"] - r["storm"]) <= 1e-9 and abs(r["td"] - r["tl"]) <= 1e-9 and r["tl_min"] == r["tl_max"]
+            for r in rows]
+    first = next(rows[i]["mu"] for i in range(len(rows)) if all(same[i:]))
+    record(f"R12 {topology}", mu=mu, total_pc=job.total_cost, imc_total=job.imc_total, gains=gains,
+           all_equal_from_mu=first)
+    for name, g in gains.items():
+        assert g == pytest.approx(job.imc_total, rel=1e-9), name
+
+
+# --------------------------------------------------------------------------------------------- E8
+@functools.lru_cache(maxsize=None)
+def e8() -> list:
+    job = instances.twitter_e8()[0]
+    return monitor(job, instances.rate_schedule(), warmup_end=instances.WARMUP_S)
+
+
+def e8_segments() -> list[dict]:
+    """One row per constant-rate segment after the warm-up."""
+    segs: list[dict] = []
+    for p in e8():
+        if not segs or p.r != segs[-1]["r"]:
+            segs.append({"r": p.r, "start": p.t, "td_static": p.phi_td_static, "storm_static": p.phi_storm_static,
+                         "td_rc": [], "reconfigure": []})
+        segs[-1]["td_rc"].append(p.phi_td_rc)
+        segs[-1]["reconfigure"].append(p.reconfigure)
+    return segs
+
+
+def test_r10_adapting_to_the_input_rate():
+    periods = e8()
+    segs = e8_segments()
+    triggers = [p.t for p in periods if p.reconfigure]
+    changes = [s["start"] for s in segs[1:]]
+    record("R10 E8 (placeholder Twitter annotations, A23)",
+           segments=[{"r": s["r"], "start_s": s["start"], "td_static": r4(s["td_static"]),
+                      "storm_static": r4(s["storm_static"]), "td_rc_min": r4(min(s["td_rc"])),
+                      "td_rc_max": r4(max(s["td_rc"])), "td_static_over_storm": r4(s["td_static"] / s["storm_static"])}
+                     for s in segs],
+           triggers_s=triggers, rate_changes_s=changes,
+           violations=sum(p.violations_td_static + p.violations_storm_static + p.violations_td_rc for p in periods),
+           td_rc_failed=sum(p.td_rc_failed for p in periods))
+    # both static gains fall when the rate drops (and rise when it rises)
+    for a, b in zip(segs, segs[1:]):
+        if b["r"] < a["r"]:
+            assert b["td_static"] < a["td_static"] and b["storm_static"] < a["storm_static"], (a["r"], b["r"])
+    # TD-RC is at least TD-static at every period
+    assert all(p.phi_td_rc >= p.phi_td_static - 1e-9 for p in periods)
+    # one trigger per rate change, at the first period of the new rate, and none otherwise
+    assert triggers == changes
+    assert not any(p.td_rc_failed or p.violations_td_rc for p in periods)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="R10 on the placeholder Twitter topology at mu = 400: TD-static is 1.12x STORM-static "
+                          "(80.33 vs 71.50 MB/s at the peak), not about 2x (REPRODUCTION.md)")
+def test_r10_td_static_about_twice_storm_static():
+    ratios = [p.phi_td_static / p.phi_storm_static for p in e8()]
+    assert min(ratios) >= 1.8, (min(ratios), max(ratios))
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="R10 'almost constant' TD-RC: 42.9-87.4 MB/s (max/min 2.04); at r = 0.3 the whole job "
+                          "fits on one node and TD-RC already keeps all of r IMC_tot = 42.9 MB/s, so no allocation "
+                          "can hold the peak-rate gain there (REPRODUCTION.md)")
+def test_r10_td_rc_almost_constant():
+    g = [p.phi_td_rc for p in e8()]
+    assert max(g) / min(g) <= 1.25, (min(g), max(g))
