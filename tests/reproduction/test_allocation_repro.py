@@ -22,8 +22,6 @@ included, takes under a minute, so it has no separate full mode.
 from __future__ import annotations
 
 import functools
-import json
-import os
 from collections import Counter
 
 import numpy as np
@@ -33,6 +31,7 @@ from skewbench.allocation import algorithms as alg
 from skewbench.allocation import instances, opt
 from skewbench.allocation.model import collocated_links, counts, evaluate, gain
 from skewbench.allocation.monitor import monitor
+from tests.reproduction.common import record
 
 pytestmark = pytest.mark.reproduction
 
@@ -40,15 +39,6 @@ TL_SEEDS = 30  # spec 2.9: >= 30 shuffle seeds on micro cases
 E1_SEEDS = 200
 E5_COUNT = 2000
 PAPER_E5 = {"opt_gbs": 26.3, "td_gbs": 24.5, "tl_gbs": 22.6, "td": 0.931, "tl": 0.859}
-
-
-def record(name: str, **values) -> None:
-    line = json.dumps({"test": name, **values}, default=float)
-    print("REPRO " + line)
-    path = os.environ.get("SKEWBENCH_REPRO_LOG")
-    if path:
-        with open(path, "a") as f:
-            f.write(line + "\n")
 
 
 def r4(x: float) -> float:

@@ -25,13 +25,13 @@ Every test prints its measured values as ``REPRO {json}`` lines (``-s``); with
 from __future__ import annotations
 
 import functools
-import json
 import os
 
 import numpy as np
 import pytest
 
 from skewbench.shedding.engine import operator_data, simulate_operator
+from tests.reproduction.common import record
 
 pytestmark = pytest.mark.reproduction
 
@@ -42,15 +42,6 @@ U_GRID = [90, 80, 70, 60, 50, 40, 30, 20, 10, 0, -10]
 ALPHAS = [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
 KINDS = ("bl", "sm", "las", "fk")
 BASE = 20161
-
-
-def record(name: str, **values) -> None:
-    line = json.dumps({"test": name, **values}, default=float)
-    print("REPRO " + line)
-    path = os.environ.get("SKEWBENCH_REPRO_LOG")
-    if path:
-        with open(path, "a") as f:
-            f.write(line + "\n")
 
 
 def zipf_keys(rng: np.random.Generator, m: int, n: int, alpha: float) -> np.ndarray:

@@ -20,7 +20,6 @@ as ``REPRO {json}`` lines (``-s``); ``REPRODUCTION.md`` (ShedPart section) recor
 from __future__ import annotations
 
 import functools
-import json
 import os
 from pathlib import Path
 
@@ -30,6 +29,7 @@ import pytest
 from skewbench.replay import Cell
 from skewbench.shedding import workloads
 from skewbench.shedding.engine import ShedConfig, run_cell
+from tests.reproduction.common import record
 
 pytestmark = pytest.mark.reproduction
 
@@ -37,15 +37,6 @@ FULL = os.environ.get("SKEWBENCH_REPRODUCE") == "full" or os.environ.get("SKEWBE
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 GCM_INPUTS = [SHARED / "google-cluster" / f"task_event_{i}_10000.csv" for i in (1, 2, 3)]
 DEBS_INPUTS = [SHARED / "debs2015" / "frequent_route_compact_ride_10000.csv"]
-
-
-def record(name: str, **values) -> None:
-    line = json.dumps({"test": name, **values}, default=float)
-    print("REPRO " + line)
-    path = os.environ.get("SKEWBENCH_REPRO_LOG")
-    if path:
-        with open(path, "a") as f:
-            f.write(line + "\n")
 
 
 @functools.lru_cache(maxsize=None)

@@ -9,7 +9,6 @@ partitioner (:mod:`skewbench.allocation.partition`) take any job as it is.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from skewbench.allocation.model import Job
 from skewbench.errors import SkewbenchError
+from skewbench.registry import ParamStrategy
 
 
 @dataclass
@@ -28,40 +28,16 @@ class Outcome:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
-class Strategy:
-    name: ClassVar[str] = ""
-    description: ClassVar[str] = ""
-    extension: ClassVar[bool] = False
+class Strategy(ParamStrategy):
+    """An allocation strategy: parameters checked by :class:`skewbench.registry.ParamStrategy`."""
+
     #: False for strategies that may overload a node by design (Storm's round robin)
     respects_capacity: ClassVar[bool] = True
     #: True for the exact optimum (its own time limit; never repeated for timing)
     exact: ClassVar[bool] = False
-    defaults: ClassVar[dict[str, Any]] = {}
-    param_docs: ClassVar[dict[str, str]] = {}
 
-    def __init__(self, **params: Any):
-        unknown = set(params) - set(self.defaults)
-        if unknown:
-            raise SkewbenchError(f"{self.name}: unknown parameter(s) {sorted(unknown)}; it takes "
-                                 f"{sorted(self.defaults) or 'none'}")
-        self.params = {**self.defaults, **params}
-        self._check()
-
-    def _check(self) -> None:
-        pass
-
-    def _choice(self, key: str, choices: tuple[Any, ...]) -> None:
-        if self.params[key] not in choices:
-            raise SkewbenchError(f"{self.name}: parameter {key} must be one of {list(choices)}, "
-                                 f"got {self.params[key]!r}")
-
-    def _positive(self, key: str, integer: bool = False) -> None:
-        v = self.params[key]
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v) and v > 0 and \
-            (not integer or float(v).is_integer())
-        if not ok:
-            raise SkewbenchError(f"{self.name}: parameter {key} must be {'an integer' if integer else 'a number'} "
-                                 f"> 0, got {v!r}")
+    def _positive(self, key: str) -> None:
+        self._number(key, lo=0, open_lo=True)
 
     def describe_params(self) -> dict[str, Any]:
         return dict(self.params)

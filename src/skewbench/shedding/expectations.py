@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from skewbench.validation.core import between, numeric, zero
+from skewbench.validation.core import between, index_gap, numeric, zero
 
 FLOAT_TOL = 1e-9
 
@@ -71,10 +71,8 @@ def derive_summary(table: pa.Table, frame: pd.DataFrame, manifest: Mapping[str, 
 def derive_series(table: pa.Table, frame: pd.DataFrame, summary: pd.DataFrame,
                   manifest: Mapping[str, Any]) -> pd.DataFrame:
     df = frame.copy()
-    if {"cell_id", "window"} <= set(df.columns):
-        pos = df.groupby("cell_id", sort=False).cumcount()
-        if c := numeric(df, "window"):
-            df["window_index_gap"] = c[0] - pos
+    if (gap := index_gap(df)) is not None:
+        df["window_index_gap"] = gap
     if c := numeric(df, "load_max", "tuples"):
         df["trim_gain"] = c[0] - c[1]
     return df

@@ -9,50 +9,16 @@ bad values raise :class:`~skewbench.errors.SkewbenchError`.  ``kind`` is ``"oper
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 from skewbench.errors import SkewbenchError
+from skewbench.registry import ParamStrategy
 
 
-class Strategy:
-    name: ClassVar[str] = ""
-    description: ClassVar[str] = ""
+class Strategy(ParamStrategy):
+    """A shedding strategy: parameters checked by :class:`skewbench.registry.ParamStrategy`."""
+
     kind: ClassVar[str] = ""
-    extension: ClassVar[bool] = False
-    defaults: ClassVar[dict[str, Any]] = {}
-    param_docs: ClassVar[dict[str, str]] = {}
-
-    def __init__(self, **params: Any):
-        unknown = set(params) - set(self.defaults)
-        if unknown:
-            raise SkewbenchError(f"{self.name}: unknown parameter(s) {sorted(unknown)}; it takes "
-                                 f"{sorted(self.defaults) or 'none'}")
-        self.params = {**self.defaults, **params}
-        self._check()
-
-    def _check(self) -> None:
-        pass
-
-    def _number(self, key: str, lo: float | None = None, hi: float | None = None, integer: bool = False,
-                open_lo: bool = False) -> None:
-        v = self.params[key]
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and not (isinstance(v, float) and math.isnan(v))
-        if ok and integer:
-            ok = float(v).is_integer()
-        if ok and lo is not None:
-            ok = v > lo if open_lo else v >= lo
-        if ok and hi is not None:
-            ok = v <= hi
-        if not ok:
-            rng = f"{'(' if open_lo else '['}{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
-            raise SkewbenchError(f"{self.name}: parameter {key} must be {'an integer' if integer else 'a number'} "
-                                 f"in {rng}, got {v!r}")
-
-    def _choice(self, key: str, choices: tuple[Any, ...]) -> None:
-        if self.params[key] not in choices:
-            raise SkewbenchError(f"{self.name}: parameter {key} must be one of {list(choices)}, "
-                                 f"got {self.params[key]!r}")
 
 
 # --------------------------------------------------------------------------------------------

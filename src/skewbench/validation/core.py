@@ -274,3 +274,13 @@ def numeric(df: pd.DataFrame, *cols: str) -> list[pd.Series] | None:
         return [pd.to_numeric(df[c]).astype(np.float64) for c in cols]
     except (TypeError, ValueError):
         return None
+
+
+def index_gap(df: pd.DataFrame, group: str = "cell_id", index: str = "window") -> pd.Series | None:
+    """``index`` minus the row's position within its ``group`` (0 when every group's rows are
+    numbered 0, 1, 2, ... in order); None when the columns are absent."""
+    if not {group, index} <= set(df.columns):
+        return None
+    c = numeric(df, index)
+    return None if c is None else c[0] - df.groupby(group, sort=False).cumcount()
+
