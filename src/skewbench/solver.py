@@ -255,7 +255,7 @@ def _pcmax_milp(values: np.ndarray, mult: np.ndarray, n: int, lower: float, uppe
 
 
 def best_whole_keys(weights: np.ndarray, n: int, time_limit: float = 10.0, max_vars: int = 200_000,
-                    node_limit: int | None = None) -> Bound:
+                    node_limit: int | None = None, gap_tol: float = 0.0) -> Bound:
     """The least possible maximum worker load when every key goes whole to one of n workers (P||Cmax).
 
     ``lower`` is the best of max(w), sum(w)/n, w_(n) + w_(n+1) (two of the n+1 largest keys share a
@@ -267,7 +267,9 @@ def best_whole_keys(weights: np.ndarray, n: int, time_limit: float = 10.0, max_v
     schedule) for the upper bound; ``method`` then says ``"milp-heavy+greedy"``.
 
     ``value`` is the proven optimum when ``status == "optimal"`` (lower == upper up to 1e-9
-    relative), otherwise the **lower bound**.  Empty input or all-zero loads give 0.
+    relative), otherwise the **lower bound**.  Empty input or all-zero loads give 0.  With
+    ``gap_tol > 0`` no MILP runs when the closed-form bounds are already within that relative gap
+    (status "bound", method "bounds").
     """
     w = _check_weights(weights)
     if int(n) < 1:
@@ -286,6 +288,8 @@ def best_whole_keys(weights: np.ndarray, n: int, time_limit: float = 10.0, max_v
 
     if close(lower, upper) or n == 1:
         return Bound(upper, upper, upper, "optimal", "bounds")
+    if upper - lower <= gap_tol * upper:
+        return Bound(lower, lower, upper, "bound", "bounds")
     values, mult = np.unique(desc, return_counts=True)
     values, mult = values[::-1], mult[::-1]
     values, mult = values[values > 0], mult[values > 0]
