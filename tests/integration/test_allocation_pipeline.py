@@ -165,3 +165,20 @@ def test_unknown_strategy_and_parameter(sets, tmp_path):
     r = _cli("replay", "allocation", "--dataset", sets / "e1", "--strategies", "td", "--param", "td.key=foo",
              "--out", tmp_path / "o", code=2)
     assert "key" in r.output and not (tmp_path / "o").exists()
+
+
+def test_an_overloading_allocation_validates_and_is_not_compared(tmp_path):
+    """E5's graph 149: Storm's round robin overloads a node and keeps more on-node than the
+    (capacity-respecting) optimum; the results still validate and carry no optimality for it."""
+    from skewbench.allocation import instances
+    from skewbench.allocation.store import write_jobs
+    from skewbench.validation.results import validate_results
+
+    write_jobs(tmp_path / "g149", [instances.random_graph(149)], meta={"kind": "synthetic", "generator": "test",
+                                                                       "params": {}, "seed": 0})
+    _cli("replay", "allocation", "--dataset", tmp_path / "g149", "--strategies", "storm,opt", "--out", tmp_path / "r")
+    rows = pq.read_table(tmp_path / "r" / "series.parquet").to_pandas().set_index("strategy")
+    assert rows.loc["storm", "violations"] > 0 and rows.loc["storm", "gain"] > rows.loc["opt", "gain"]
+    assert rows["optimality"].isna().loc["storm"] and rows.loc["opt", "optimality"] == 1.0
+    report = validate_results(tmp_path / "r")
+    assert report.success, report.message()

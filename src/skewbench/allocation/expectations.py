@@ -15,8 +15,8 @@ bound: optimality ratios and shares in [0, 1], gains, times and counts >= 0).
 ``window_index_gap``
     ``window`` minus the row's position within its cell (0: instances in dataset order).
 ``gain_over_opt``
-    ``gain - opt_gain`` (<= 0 up to a float tolerance): no strategy beats the optimum (or OPT's
-    bound when its time limit was hit).
+    ``gain - opt_gain`` (<= 0 up to a float tolerance) where no node is overloaded: no feasible
+    allocation beats the optimum (or OPT's bound when its time limit was hit).
 ``capacity_violations``
     as in the summary, per instance.
 ``opt_status``
@@ -72,8 +72,8 @@ def derive_series(table: pa.Table, frame: pd.DataFrame, summary: pd.DataFrame,
     if (gap := index_gap(df)) is not None:
         df["window_index_gap"] = gap
     with np.errstate(all="ignore"):
-        if c := numeric(df, "gain", "opt_gain"):
-            df["gain_over_opt"] = c[0] - c[1] - FLOAT_TOL * np.maximum(1.0, c[1].abs())
+        if c := numeric(df, "gain", "opt_gain", "violations"):  # an overloaded allocation may gain more
+            df["gain_over_opt"] = (c[0] - c[1] - FLOAT_TOL * np.maximum(1.0, c[1].abs())).where(c[2] == 0)
         if "strategy" in df.columns and (c := numeric(df, "violations")):
             df["capacity_violations"] = c[0].where(_respecting(df))
     return df
