@@ -4,9 +4,10 @@ instance of a job-graph dataset, against a reference optimum per instance.
 Work is dealt in *chunks* of consecutive instances (each an executor item: a Spark task reads its
 instances from the dataset, solves their reference optimum once and runs every cell on them), and
 the rows come back in instance order, so results do not depend on the executor or the number of
-Spark partitions.  Everything but the times is deterministic; a reference optimum that hits its
-time limit is kept with its gap (and its bound used for the ratios), which HiGHS reaches at a
-time-dependent point, so such instances are flagged by ``opt_status = time_limit``.
+Spark partitions.  Everything but the times is deterministic: a reference optimum that hits its
+node limit (``opt_node_limit``, the same point on every machine) is kept with its gap and its bound
+used for the ratios, flagged by ``opt_status = time_limit``; only the time limit (a safety net,
+``opt_time_limit``) stops at a point that depends on the machine's speed and load.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ class AllocConfig:
 
     #: ``auto``: the reference optimum of every instance with at most ``opt_max_tasks`` tasks; ``off``: none
     optimum: str = "auto"
-    opt_time_limit: float = 10.0
+    opt_time_limit: float = 60.0
+    #: HiGHS branch-and-bound nodes per reference optimum: the reproducible limit
+    opt_node_limit: int = 20000
     opt_max_tasks: int = 200
     #: repeat a heuristic's invocation until this many seconds have passed, for its time per call
     min_time: float = 0.002
@@ -46,6 +49,8 @@ class AllocConfig:
             raise SkewbenchError(f"--optimum must be auto or off, got {self.optimum!r}")
         if not self.opt_time_limit > 0:
             raise SkewbenchError(f"--opt-time-limit must be > 0 seconds, got {self.opt_time_limit}")
+        if not (isinstance(self.opt_node_limit, int) and self.opt_node_limit >= 1):
+            raise SkewbenchError(f"--opt-node-limit must be an integer >= 1, got {self.opt_node_limit}")
         if self.opt_max_tasks < 1:
             raise SkewbenchError(f"--opt-max-tasks must be >= 1, got {self.opt_max_tasks}")
         if not 0 <= self.min_time <= 10:
@@ -75,7 +80,7 @@ def _reference(job: Job, config: AllocConfig, cache: dict[tuple[str, float], Any
         return _Reference("off", None, None)
     if job.m > config.opt_max_tasks:
         return _Reference("too_large", None, None)
-    o = _solve(job, "auto", config.opt_time_limit, cache)
+    o = _solve(job, "auto", config.opt_time_limit, config.opt_node_limit, cache)
     if o.status == "optimal":
         return _Reference("optimal", float(o.gain), 0.0)
     if o.status == "time_limit" and o.bound is not None:
@@ -83,12 +88,12 @@ def _reference(job: Job, config: AllocConfig, cache: dict[tuple[str, float], Any
     return _Reference(o.status, None, None)
 
 
-def _solve(job: Job, method: str, time_limit: float, cache: dict[tuple[str, float], Any]) -> Any:
+def _solve(job: Job, method: str, time_limit: float, node_limit: int, cache: dict[tuple, Any]) -> Any:
     from skewbench.allocation.opt import solve
 
-    key = (method, float(time_limit))
+    key = (method, float(time_limit), int(node_limit))
     if key not in cache:
-        cache[key] = solve(job, method=method, time_limit=float(time_limit))
+        cache[key] = solve(job, method=method, time_limit=float(time_limit), node_limit=int(node_limit))
     return cache[key]
 
 
@@ -98,7 +103,8 @@ def _run(strategy: Any, job: Job, seed: int, config: AllocConfig, cache: dict) -
         from skewbench.allocation.strategies import Outcome
 
         t0 = time.perf_counter()
-        o = _solve(job, strategy.params["method"], float(strategy.params["time_limit"]), cache)
+        o = _solve(job, strategy.params["method"], float(strategy.params["time_limit"]),
+                   int(strategy.params["node_limit"]), cache)
         sec = o.seconds if o.seconds is not None else time.perf_counter() - t0
         node = np.asarray(o.node, dtype=np.int64) if o.node is not None else np.full(job.m, -1, dtype=np.int64)
         stats = {"status": o.status, "method": o.method, **({"gap": float(o.gap)} if o.gap is not None else {})}

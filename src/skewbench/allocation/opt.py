@@ -120,7 +120,8 @@ def _configurations(p: np.ndarray, n: np.ndarray, mu: float, cap: int) -> np.nda
     return np.array(out, dtype=np.int64).reshape(-1, G)
 
 
-def solve_f2(job: Job, time_limit: float = 10.0, max_configs: int = MAX_CONFIGS) -> Optimum:
+def solve_f2(job: Job, time_limit: float = 10.0, max_configs: int = MAX_CONFIGS,
+             node_limit: int | None = None) -> Optimum:
     """Configuration ILP (spec 1.5 F2): max sum_c gain(c) y_c, sum_c c_g y_c = n_g, sum_{c in class} y_c <= K_class.
 
     Uniform jobs only.  Configurations are enumerated per node class (equal capacity) by DFS; when
@@ -163,7 +164,7 @@ def solve_f2(job: Job, time_limit: float = 10.0, max_configs: int = MAX_CONFIGS)
         ub = np.min(np.where(C > 0, n[None, :] // np.maximum(C, 1), np.iinfo(np.int64).max), axis=1)
     ub = np.minimum(ub, kcount[cls]).astype(np.float64)
     sol = solve_lp_or_milp(gains, A, lo, hi, np.zeros(N), ub, np.ones(N, dtype=bool), maximize=True,
-                           time_limit=time_limit)
+                           time_limit=time_limit, node_limit=node_limit)
     if sol.status in ("infeasible", "error", "unbounded") or sol.x is None:
         st = "time_limit" if sol.status == "time_limit" else ("infeasible" if sol.status == "infeasible" else "error")
         return _result(job, None, st, sol.bound, sol.gap, t0, f"f2({N} configs)")
@@ -225,7 +226,8 @@ def _interchangeable(job: Job) -> list[tuple[int, int]]:
     return pairs
 
 
-def solve_f1(job: Job, time_limit: float = 10.0, max_columns: int = MAX_F1_COLUMNS) -> Optimum:
+def solve_f1(job: Job, time_limit: float = 10.0, max_columns: int = MAX_F1_COLUMNS,
+             node_limit: int | None = None) -> Optimum:
     """Task-level linearised MILP (spec 1.5 F1): x_{t,k} binary, z_{l,k} in [0, 1] with z <= x_t, z <= x_u.
 
     Works for every job.  Symmetry breaking, valid jointly: the nodes of each class of equal
@@ -295,7 +297,7 @@ def solve_f1(job: Job, time_limit: float = 10.0, max_columns: int = MAX_F1_COLUM
     c = np.concatenate([np.zeros(nx), np.repeat(lw, K)])
     integ = np.zeros(ncol, dtype=bool); integ[:nx] = True
     sol = solve_lp_or_milp(c, A, np.concatenate(lo), np.concatenate(hi), np.zeros(ncol), np.ones(ncol), integ,
-                           maximize=True, time_limit=time_limit)
+                           maximize=True, time_limit=time_limit, node_limit=node_limit)
     method = f"f1({ncol} columns)"
     if sol.x is None:
         st = sol.status if sol.status in ("time_limit", "infeasible") else "error"
@@ -499,21 +501,25 @@ def solve_f3(job: Job, time_limit: float = 10.0, max_products: int = MAX_F3_PROD
 # ------------------------------------------------------------------------------------------------
 
 
-def solve(job: Job, method: str = "auto", time_limit: float = 10.0) -> Optimum:
+def solve(job: Job, method: str = "auto", time_limit: float = 10.0, node_limit: int | None = None) -> Optimum:
     """OPT (spec 2.5).  ``method``: "f1", "f2", "f3" or "auto" — F2 for uniform jobs (one
-    configuration set per node class; F3 if F2's enumeration is too large), F1 otherwise."""
+    configuration set per node class; F3 if F2's enumeration is too large), F1 otherwise.
+
+    ``node_limit`` caps HiGHS's branch-and-bound nodes (F1, F2): unlike the time limit it stops at
+    the same point on any machine and load, so a limited result is reproducible (status
+    "time_limit" for either limit; CP-SAT, F3, has only the time limit)."""
     if method == "f1":
-        return solve_f1(job, time_limit)
+        return solve_f1(job, time_limit, node_limit=node_limit)
     if method == "f2":
-        return solve_f2(job, time_limit)
+        return solve_f2(job, time_limit, node_limit=node_limit)
     if method == "f3":
         return solve_f3(job, time_limit)
     if method != "auto":
         raise SkewbenchError(f"unknown OPT method '{method}' (auto, f1, f2, f3)")
     job.validate()
     if job.uniform:
-        res = solve_f2(job, time_limit)
+        res = solve_f2(job, time_limit, node_limit=node_limit)
         if res.status == "too_large":
             return solve_f3(job, time_limit)
         return res
-    return solve_f1(job, time_limit)
+    return solve_f1(job, time_limit, node_limit=node_limit)
