@@ -34,6 +34,11 @@ per family, a parent run per DAG run, a nested run per grid cell), and print a s
 Each family is a task group (plan, replay, validate, log); a family's validation waits only
 for its own replays, and a family that is not selected is skipped.
 
+Every cell is compared with the previous night's same cell (same dataset fingerprint, strategy,
+coordinates and configuration): the MLflow tag `skewbench.trend` (`new`, `no change`,
+`changed: <metrics>`), a `trend.png` per cell, the report's "Trend vs previous night" section.
+`check_trend` fails on any change when the Param `fail_on_change` is set.
+
 Runs every night at 02:00 UTC and whenever `skewbench_datasets` publishes the catalog asset.
 Trigger it by hand with parameters: the common ones (datasets, catalog set, families, seeds)
 and one section per family (its strategies and its own fields, e.g. grouping's workers, sources
@@ -125,6 +130,19 @@ def skewbench_nightly():
         return nightly.log_family(list(items), family, dag.dag_id, run_id, conf["when"], conf["out_root"])
 
     @task(trigger_rule="none_failed")
+    def check_trend(conf: dict) -> str:
+        """Each cell against the previous night's same cell; with the Param fail_on_change, fail
+        (no retry: the results will not change) when any cell changed."""
+        from skewbench.errors import SkewbenchError
+
+        try:
+            text = nightly.check_trend(conf["out_root"], bool(conf.get("fail_on_change")))
+        except SkewbenchError as e:
+            raise AirflowFailException(str(e)) from None
+        print(text)
+        return text
+
+    @task(trigger_rule="none_failed")
     def report(conf: dict, datasets: list[dict]) -> str:
         """The run's summary table (every selected family), also saved as SUMMARY.md."""
         items = nightly.plan_replays(conf, list(datasets), conf["out_root"])
@@ -153,6 +171,7 @@ def skewbench_nightly():
             [replay, checked] >> mark_failed(conf, family)
             logged_all.append(logged)
     logged_all >> report(conf, datasets)
+    logged_all >> check_trend(conf)
 
 
 skewbench_nightly()

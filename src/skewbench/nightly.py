@@ -10,6 +10,9 @@ Parameters (the DAG's Params, checked again here before any Spark job starts).  
     strategy families to run (:func:`skewbench.families.families`).
 ``seeds``
     hash seeds per grid cell.
+``fail_on_change``
+    fail the run's ``check_trend`` step when any cell changed against the previous night
+    (:mod:`skewbench.trend`; default False: changes are only reported).
 
 and one section per family, fields named ``<family>_<name>``: ``<family>_strategies`` (empty:
 the family's defaults) and the fields of the family's ``params.PARAMS``, validated by their JSON schema and the family's ``params.check``.
@@ -36,7 +39,7 @@ SETS = ("default", "paper")
 CATALOG_ASSET_URI = "skewbench://datasets/catalog"
 #: the spark-submit entry point of every family's replay (its first argument names the family)
 REPLAY_JOB = "replay.py"
-COMMON = ("datasets", "catalog_set", "families", "seeds")
+COMMON = ("datasets", "catalog_set", "families", "seeds", "fail_on_change")
 _NOT_SCHEMA = ("default", "description", "section")
 
 
@@ -93,6 +96,10 @@ def params_schema() -> dict[str, dict[str, Any]]:
                      "description": "Strategy families to run (default: the built-in ones).", "section": "Families"},
         "seeds": {"type": "integer", "minimum": 1, "maximum": 100, "default": 1, "section": "Families",
                   "description": "Hash seeds per grid cell."},
+        "fail_on_change": {"type": "boolean", "default": False, "section": "Trend",
+                           "description": "Fail the check_trend task when any cell's results changed against the "
+                                          "previous night's same cell (same dataset, strategy, coordinates and "
+                                          "configuration; timings excluded); off: changes are only reported."},
     }
     for fam in fams:
         for name, sch in _family_fields(fam).items():
@@ -274,19 +281,32 @@ def log_results(dirs: list[str], family: str, key: str, name: str, tags: dict[st
     import tempfile
 
     from skewbench.reports import render_report
-    from skewbench.tracking import default_tracking_uri, find_parent, log_run
+    from skewbench.tracking import default_tracking_uri, find_parent, log_run, trend
 
     uri = default_tracking_uri()
     context: dict[str, Any] = {**tags, "skewbench.key": key, "skewbench.family": family, "run name": name}
     found = find_parent(uri, family, key)
     if found is not None:
         context.update({"mlflow experiment": found[0], "mlflow run": found[1]})
+    # each cell against the previous night, for the report (log_run tags the same verdicts)
+    verdicts = trend(dirs, tracking_uri=uri, run_key=key, tags=tags)
     with tempfile.TemporaryDirectory(prefix="skewbench-report-") as tmp:
         report = render_report(dirs, Path(tmp) / "report.html", title or f"skewbench {family}: {name}", context,
-                               plots_dir=Path(tmp) / "plots")
+                               plots_dir=Path(tmp) / "plots", trend=verdicts)
         # artifacts and plots are both named by results.results_names (log_run's default)
-        return log_run(dirs, tracking_uri=uri, run_key=key, run_name=name, tags=tags, report=report,
-                       plots_dir=Path(tmp) / "plots")
+        logged = log_run(dirs, tracking_uri=uri, run_key=key, run_name=name, tags=tags, report=report,
+                         plots_dir=Path(tmp) / "plots")
+    logged["trend_summary"] = trend_summary(logged["trend"])
+    return logged
+
+
+def trend_summary(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts of new / no change / changed cells and the changed cells (:func:`skewbench.trend.summarize`)."""
+    from skewbench.trend import describe, summarize
+
+    out = summarize(verdicts)
+    out["text"] = describe(out)
+    return out
 
 
 def log_family(plan: list[dict[str, Any]], family: str, dag_id: str, run_id: str, logical_date: str,
@@ -299,9 +319,33 @@ def log_family(plan: list[dict[str, Any]], family: str, dag_id: str, run_id: str
     logged = {"family": family, **logged}
     if out_root is not None:
         Path(out_root).mkdir(parents=True, exist_ok=True)
-        _logged_file(out_root, family).write_text(json.dumps({k: v for k, v in logged.items() if k != "children"},
+        _logged_file(out_root, family).write_text(json.dumps({k: v for k, v in logged.items()
+                                                              if k not in ("children", "trend")},
                                                              default=str) + "\n")
     return logged
+
+
+def _logged(out_root: str) -> list[dict[str, Any]]:
+    """What :func:`log_family` saved under ``out_root`` (one entry per logged family)."""
+    return [json.loads(p.read_text()) for p in sorted(Path(out_root).glob("mlflow-*.json"))]
+
+
+def check_trend(out_root: str, fail_on_change: bool, logged: list[dict[str, Any]] | None = None) -> str:
+    """The run's trend against the previous night, one line per family (``logged``: what
+    :func:`log_family` returned, default what it saved under ``out_root``).  Raises
+    :class:`SkewbenchError` naming the changed cells when ``fail_on_change`` and any cell changed."""
+    if logged is None:
+        logged = _logged(out_root)
+    lines, changed = [], []
+    for entry in logged:
+        summary = entry.get("trend_summary") or {}
+        lines.append(f"{entry.get('family')}: {summary.get('text', 'no trend')}")
+        changed += [f"{entry.get('family')} {c.get('dataset')} {c.get('cell')} ({c.get('text')})"
+                    for c in summary.get("changed_cells") or []]
+    text = "\n".join(lines) or "no family logged"
+    if fail_on_change and changed:
+        raise SkewbenchError(f"{len(changed)} cell(s) changed against the previous night: " + "; ".join(changed))
+    return text
 
 
 def summarize(plan: list[dict[str, Any]], logged: list[dict[str, Any]] | None, out_root: str) -> str:
@@ -311,13 +355,15 @@ def summarize(plan: list[dict[str, Any]], logged: list[dict[str, Any]] | None, o
     from skewbench.reports import render_markdown_summary
 
     if logged is None:
-        logged = [json.loads(p.read_text()) for p in sorted(Path(out_root).glob("mlflow-*.json"))]
+        logged = _logged(out_root)
     text = render_markdown_summary([p["out"] for p in plan])
     lines = [text, "", f"results: {out_root}"]
     for entry in logged:
         if entry.get("report"):
             lines.append(f"report: {entry['report']}")
         lines.append(f"MLflow parent run: {entry.get('parent_run_id')} (experiment {entry.get('experiment_id')})")
+        if entry.get("trend_summary"):
+            lines.append(f"trend vs previous night ({entry.get('family')}): {entry['trend_summary'].get('text')}")
     out = "\n".join(lines)
     Path(out_root).mkdir(parents=True, exist_ok=True)
     (Path(out_root) / "SUMMARY.md").write_text(out + "\n")

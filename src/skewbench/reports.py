@@ -6,6 +6,8 @@
 * :func:`render_report`: a self-contained HTML report of several results directories (context
   header, a summary table and the family's figures for each, images inlined as base64); the
   figures come from the family's ``report`` module (``figures(summary, series, out_dir, **opts)``);
+* :func:`trend_section`: the report's "Trend vs previous night" (each cell against the previous
+  night's same cell, :mod:`skewbench.trend`);
 * :func:`results_names`: a unique, path-safe name per results directory (plots and MLflow
   artifacts go under it).
 
@@ -32,7 +34,8 @@ from skewbench.errors import SkewbenchError
 from skewbench.plotting import TableLike, fmt_number, frame, with_labels
 from skewbench.results import load_results, results_names, schema
 
-__all__ = ["load_results", "render_markdown_summary", "render_report", "results_names", "summary_table"]
+__all__ = ["load_results", "render_markdown_summary", "render_report", "results_names", "summary_table",
+           "trend_section"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -143,9 +146,53 @@ def _img(path: Path) -> str:
             f"</figure>")
 
 
+_TREND_ITEMS = 8
+
+
+def _change_text(name: str, old: Any, new: Any) -> str:
+    """``name: old → new`` (6 significant digits, or all of them when those look the same)."""
+    def show(x: Any) -> str:
+        if x is None:
+            return "–"
+        return f"{float(x):.6g}" if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+
+    a, b = show(old), show(new)
+    if a == b and isinstance(old, (int, float)) and isinstance(new, (int, float)):
+        a, b = repr(float(old)), repr(float(new))
+    return f"{name}: {a} → {b}"
+
+
+def trend_section(verdicts: Sequence[Mapping[str, Any]]) -> str:
+    """The report's "Trend vs previous night" section (HTML) from each cell's verdict
+    (:func:`skewbench.tracking.trend`): a table of the changed cells, or "no change in N cells"."""
+    counts = {s: sum(1 for v in verdicts if v.get("status") == s) for s in ("new", "no change", "changed")}
+    parts = ["<h2>Trend vs previous night</h2>"]
+    if not verdicts:
+        return parts[0] + "<p>No cells.</p>"
+    line = (f"{counts['changed']} changed, {counts['no change']} no change, {counts['new']} new "
+            f"(no previous night) of {len(verdicts)} cells")
+    changed = [v for v in verdicts if v.get("status") == "changed"]
+    if not changed:
+        text = f"No change in {counts['no change']} cells" + (f" ({counts['new']} new)" if counts["new"] else "")
+        return parts[0] + f"<p>{html.escape(text)}.</p>"
+    parts.append(f"<p>{html.escape(line)}. Timing metrics are not compared; every other metric must match "
+                 "the previous night's within its tolerance.</p>")
+    rows = []
+    for v in changed:
+        items = [_change_text(*m) for m in v.get("metrics") or []]
+        more = len(items) - _TREND_ITEMS
+        metrics = "; ".join(items[:_TREND_ITEMS]) + (f"; and {more} more" if more > 0 else "")
+        params = "; ".join(_change_text(*p) for p in v.get("params") or [])
+        rows.append([str(v.get("dataset", "")), str(v.get("cell", "")), metrics or "–", params or "–",
+                     str(v.get("previous_run") or "")])
+    parts.append(_html_table(["dataset", "cell", "metrics (previous → now)", "params (previous → now)",
+                              "previous run"], rows, numeric_from=None))
+    return "\n".join(parts)
+
+
 def render_report(results_dirs: Sequence[str | os.PathLike], out_path: str | os.PathLike, title: str,
                   context: Mapping[str, Any] | None = None, *, plots_dir: str | os.PathLike | None = None,
-                  **figure_options: Any) -> Path:
+                  trend: Sequence[Mapping[str, Any]] | None = None, **figure_options: Any) -> Path:
     """A self-contained HTML report of a run's results directories (datasets x families).
 
     ``context`` (run id, logical date, git commit, ...) is shown in the header with each
@@ -155,6 +202,8 @@ def render_report(results_dirs: Sequence[str | os.PathLike], out_path: str | os.
     a family's coordinate such as ``workers=``), may draw figures across its datasets
     (``report.combined_figures(tables, out_dir, **options)`` with ``tables`` a list of
     ``(dataset name, summary frame)``) and may add a ``NOTE`` under the datasets table.
+    ``trend`` (each cell's verdict against the previous night, :func:`skewbench.tracking.trend`)
+    adds the section "Trend vs previous night" (:func:`trend_section`) after the datasets table.
     """
     loaded = load_results(results_dirs)
     names = results_names([m for _, m, _, _ in loaded])
@@ -179,6 +228,8 @@ def render_report(results_dirs: Sequence[str | os.PathLike], out_path: str | os.
             note = _families.get(fam).attr("report", "NOTE", "") if fam in _families.families() else ""
             if note:
                 parts.append(f'<p class="note">{html.escape(fam)}: {html.escape(note)}</p>')
+        if trend is not None:
+            parts.append(trend_section(trend))
         for (path, m, summary, series), name in zip(loaded, names):
             d = m.get("dataset") or {}
             family = m.get("family", "?")

@@ -81,7 +81,9 @@ class Metric:
     ``timing``: varies between runs on the same inputs (logged as ``time.<name>``, excluded from
     determinism checks).  ``headline``: a column of the report's summary table, formatted by
     ``fmt`` (``g``: 3 significant digits, ``fN``: N decimals).  ``not_null_if``: a pandas row
-    condition under which the value may not be null (None: never null).
+    condition under which the value may not be null (None: never null).  ``trend_tolerance``:
+    (relative, absolute) tolerance of the nightly trend (:mod:`skewbench.trend`) for a summary
+    metric that is deterministic but not bit-exact between runs (None: exact).
     """
 
     name: str
@@ -99,6 +101,7 @@ class Metric:
     headline: bool = False
     fmt: str = "g"
     not_null_if: str | None = None
+    trend_tolerance: tuple[float, float] | None = None
 
     @property
     def header(self) -> str:

@@ -25,6 +25,14 @@ Layout
   - Step metrics (step = window index): ``window.<name>`` for the family's *windowed* series
     METRICS and ``window.s.<name>`` for the numeric entries of the window's ``stats``.
 
+  - Trend (:mod:`skewbench.trend`): tag ``skewbench.trend_key`` (the cell across nights: dataset
+    fingerprint, strategy, coordinates, seed and configuration, without the strategy's own
+    parameters), ``skewbench.trend`` (``new``, ``no change`` or ``changed: <metrics>``, against
+    the latest earlier child run with the same trend key under another parent run; "earlier" by
+    the tag ``skewbench.logical_date``, else the start time) and ``skewbench.trend_previous_run``;
+    artifact ``trend.png`` (the family's headline metrics across the nights) when there is a
+    previous night.
+
   NaN and infinite values are skipped.  Deterministic metrics carry the run's start time as
   timestamp; timing metrics the current time (so the latest is the one shown).  Logging the
   same results again re-sends only the timing metrics when a run's latest values already match
@@ -43,12 +51,14 @@ import logging
 import math
 import os
 import re
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
+from skewbench import trend as _trend
 from skewbench.errors import SkewbenchError
 from skewbench.results import json_dict, load_results, results_names, schema
 
@@ -67,6 +77,10 @@ CONFIG_PREFIX = "c."
 CONFIG_SKIP = ("queue_groups",)
 
 _MAX_METRICS, _MAX_PARAMS_TAGS, _MAX_PARAM_LEN, _MAX_TAG_LEN = 1000, 100, 6000, 8000
+#: the tag that dates a run (the pipeline's logical date); runs without it are dated by their start
+LOGICAL_DATE_TAG = "skewbench.logical_date"
+#: nights drawn in a cell's trend figure (the latest)
+TREND_NIGHTS = 60
 
 
 # --------------------------------------------------------------------------------------------
@@ -298,6 +312,106 @@ def _complete(latest: Mapping[str, float], final: Mapping[str, float], steps: Se
     return all(k in latest and latest[k] == v for k, v in expected.items())
 
 
+def _cells(loaded: Sequence, run_key: str, family: str) -> list[dict[str, Any]]:
+    """What each child run of these results holds (key, name, tags, params, metrics, series)."""
+    import pyarrow as pa
+
+    sch = schema(family)
+    cells = []
+    for _, manifest, summary, series in loaded:
+        ds = manifest.get("dataset") or {}
+        fp = str(ds.get("fingerprint", ""))
+        config = manifest.get("config") or {}
+        numeric = [f.name for f in summary.schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
+        by_cell: dict[str, list[dict]] = {}
+        for r in series.to_pylist():
+            by_cell.setdefault(r["cell_id"], []).append(r)
+        for row in summary.to_pylist():
+            det, timing = cell_metrics(row, numeric, sch.timing_columns, sch.param_columns)
+            cells.append({
+                "key": f"{run_key}/{fp[:12]}/{row['cell_id']}",
+                "name": f"{ds.get('name', '?')} {sch.cell_name(row)}", "cell": sch.cell_name(row),
+                "dataset": str(ds.get("name", "")), "fingerprint": fp,
+                "tags": {"skewbench.cell_id": row["cell_id"], "skewbench.dataset": str(ds.get("name", "")),
+                         "skewbench.dataset_fingerprint": fp, "skewbench.strategy": str(row["strategy"])},
+                "params": cell_params(row, config, sch.param_columns), "final": det, "timing": timing,
+                "steps": series_metrics(by_cell.get(row["cell_id"], []), sch.windowed)})
+    keys = [c["key"] for c in cells]
+    if len(set(keys)) != len(keys):
+        dup = sorted({k for k in keys if keys.count(k) > 1})
+        raise SkewbenchError(f"log_run: the same dataset and cell appear twice (e.g. {dup[0]}): "
+                             "log results of other configurations under another run key")
+    for c, key in zip(cells, _trend.trend_keys(family, [c["params"] for c in cells])):
+        c["trend_key"] = key
+        c["tags"][_trend.KEY_TAG] = key
+    return cells
+
+
+def _night(tags: Mapping[str, str], start_ms: int | None) -> tuple[float, str]:
+    """When a run's night was, (timestamp, label): its logical date tag, else its start time
+    (else now)."""
+    from datetime import datetime, timezone
+
+    text = tags.get(LOGICAL_DATE_TAG)
+    if text:
+        try:
+            dt = datetime.fromisoformat(str(text))
+            if dt.tzinfo is None:
+                dt = dt.replace(tzinfo=timezone.utc)
+            return dt.timestamp(), str(text)[:16].replace("T", " ")
+        except ValueError:
+            pass
+    ts = (start_ms if start_ms is not None else time.time() * 1000) / 1000
+    return ts, datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def _verdicts(client, experiment_id: str, cells: Sequence[dict], parent, tags: Mapping[str, str],
+              family: str) -> tuple[list[dict[str, Any]], dict[str, list[tuple[tuple[float, str], Any]]]]:
+    """Each cell against the latest earlier child run with its trend key under another parent
+    run; also each trend key's earlier nights ((night, run), oldest first) for the figures."""
+    parent_id = parent.info.run_id if parent is not None else None
+    when = _night(tags, parent.info.start_time if parent is not None else None)
+    keys = {c["trend_key"] for c in cells}
+    history: dict[str, list[tuple[tuple[float, str], Any]]] = {}
+    for fp in sorted({c["fingerprint"] for c in cells}):
+        if not fp or "'" in fp or "\\" in fp:
+            continue
+        for r in _search_all(client, experiment_id, f"tags.`skewbench.dataset_fingerprint` = '{fp}'"):
+            t = r.data.tags
+            if (t.get(_trend.KEY_TAG) in keys and t.get(PARENT_TAG) not in (None, parent_id)
+                    and r.info.status == "FINISHED"):
+                night = _night(t, r.info.start_time)
+                if night[0] <= when[0]:
+                    history.setdefault(t[_trend.KEY_TAG], []).append((night, r))
+    for runs in history.values():
+        runs.sort(key=lambda nr: (nr[0][0], nr[1].info.start_time))
+    tol = _trend.tolerances(schema(family).table_metrics("summary"))
+    out = []
+    for c in cells:
+        earlier = history.get(c["trend_key"], [])
+        prev = earlier[-1][1] if earlier else None
+        v = _trend.compare(None if prev is None else {"metrics": prev.data.metrics, "params": prev.data.params},
+                           {"metrics": c["final"], "params": c["params"]}, tol)
+        out.append({"key": c["key"], "dataset": c["dataset"], "cell": c["cell"],
+                    "cell_id": c["tags"]["skewbench.cell_id"], "strategy": c["tags"]["skewbench.strategy"],
+                    "trend_key": c["trend_key"], "night": when[1], "run_id": None,
+                    "previous_run": prev.info.run_id if prev is not None else None, **v.as_dict()})
+    return out, history
+
+
+def _trend_figure(cell: Mapping[str, Any], verdict: Mapping[str, Any], earlier: Sequence, family: str,
+                  out_dir: Path) -> Path | None:
+    """A cell's headline metrics over its earlier nights and this one (None: no earlier night)."""
+    if not earlier:
+        return None
+    sch = schema(family)
+    metrics = [(m.name, m.label or m.name) for m in sch.headline if not m.timing]
+    nights = [(night[1], dict(r.data.metrics)) for night, r in earlier[-(TREND_NIGHTS - 1):]]
+    nights.append((verdict["night"], dict(cell["final"])))
+    return _trend.figure(nights, metrics, out_dir / "trend.png",
+                         f"{cell['name']}: {verdict['text']}"[:120])
+
+
 # --------------------------------------------------------------------------------------------
 # public API
 
@@ -332,9 +446,9 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
     :func:`skewbench.results.results_names`); ``report`` is a rendered HTML report logged as ``report.html``;
     ``plots_dir/<name>/*.png`` are logged as ``plots/<name>/``.  Returns ``{"experiment_id",
     "parent_run_id", "children": {key: run_id}, "report": path}``; ``report`` is the local path of
-    ``report.html`` in a ``file:`` artifact store, else its URI (None when none was given).
+    ``report.html`` in a ``file:`` artifact store, else its URI (None when none was given);
+    ``trend`` is each cell's verdict against the previous night (:func:`trend`).
     """
-    import pyarrow as pa
     from mlflow.entities import Metric, Param, RunStatus, RunTag
 
     _check_key(run_key)
@@ -343,36 +457,11 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
     if len(families) != 1:
         raise SkewbenchError(f"log_run: one family per call (one experiment), got {families}")
     family = families[0]
-    sch = schema(family)
     names = list(names) if names is not None else results_names([m for _, m, _, _ in loaded])
     if len(names) != len(loaded) or len(set(names)) != len(names):
         raise SkewbenchError("log_run: one unique name per results directory")
     fingerprints = [str((m.get("dataset") or {}).get("fingerprint", "")) for _, m, _, _ in loaded]
-
-    # what each child run holds, checked before anything is written
-    cells = []
-    for _, manifest, summary, series in loaded:
-        ds = manifest.get("dataset") or {}
-        fp = str(ds.get("fingerprint", ""))
-        config = manifest.get("config") or {}
-        numeric = [f.name for f in summary.schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
-        by_cell: dict[str, list[dict]] = {}
-        for r in series.to_pylist():
-            by_cell.setdefault(r["cell_id"], []).append(r)
-        for row in summary.to_pylist():
-            det, timing = cell_metrics(row, numeric, sch.timing_columns, sch.param_columns)
-            cells.append({
-                "key": f"{run_key}/{fp[:12]}/{row['cell_id']}",
-                "name": f"{ds.get('name', '?')} {sch.cell_name(row)}",
-                "tags": {"skewbench.cell_id": row["cell_id"], "skewbench.dataset": str(ds.get("name", "")),
-                         "skewbench.dataset_fingerprint": fp, "skewbench.strategy": str(row["strategy"])},
-                "params": cell_params(row, config, sch.param_columns), "final": det, "timing": timing,
-                "steps": series_metrics(by_cell.get(row["cell_id"], []), sch.windowed)})
-    keys = [c["key"] for c in cells]
-    if len(set(keys)) != len(keys):
-        dup = sorted({k for k in keys if keys.count(k) > 1})
-        raise SkewbenchError(f"log_run: the same dataset and cell appear twice (e.g. {dup[0]}): "
-                             "log results of other configurations under another run key")
+    cells = _cells(loaded, run_key, family)
 
     client = _client(tracking_uri)
     exp = _experiment(client, family, tracking_uri)
@@ -390,6 +479,8 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
                 raise SkewbenchError(
                     f"MLflow run {run.info.run_id} ({c['key']}) already has other values of params "
                     f"{clash} (existing, new): run key {run_key!r} was used for other results; use a new run key")
+    # each cell against the previous night, before anything is written
+    verdicts, history = _verdicts(client, eid, cells, parent, tags or {}, family)
 
     parent_tags = {str(k): _tag_value(v) for k, v in (tags or {}).items()}
     parent_tags.update({KEY_TAG: run_key, "skewbench.family": family,
@@ -404,10 +495,12 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
 
     try:
         children: dict[str, str] = {}
-        for c in cells:
+        for c, verdict in zip(cells, verdicts):
             key = c["key"]
             child_tags = {str(k): _tag_value(v) for k, v in (tags or {}).items()}
-            child_tags.update({PARENT_TAG: pid, KEY_TAG: key, "skewbench.family": family, **c["tags"]})
+            child_tags.update({PARENT_TAG: pid, KEY_TAG: key, "skewbench.family": family, **c["tags"],
+                               _trend.VERDICT_TAG: verdict["text"][:_MAX_TAG_LEN],
+                               _trend.PREVIOUS_TAG: verdict["previous_run"] or ""})
             run = existing.get(key)
             created = run is None
             if created:
@@ -422,8 +515,13 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
                 metrics += [Metric(k, v, ts, step) for k, v, step in c["steps"]]
             tag_list = [] if created else [RunTag(k, v) for k, v in child_tags.items()]
             _log_batch(client, rid, metrics=metrics, params=new_params, tags=tag_list)
+            with tempfile.TemporaryDirectory(prefix="skewbench-trend-") as tmp:
+                fig = _trend_figure(c, verdict, history.get(c["trend_key"], []), family, Path(tmp))
+                if fig is not None:
+                    client.log_artifact(rid, str(fig))
             client.set_terminated(rid, RunStatus.to_string(RunStatus.FINISHED))
             children[key] = rid
+            verdict["run_id"] = rid
 
         for (path, _, _, _), name in zip(loaded, names):
             for f in ("summary.parquet", "series.parquet", "_manifest.json"):
@@ -440,8 +538,38 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
         except Exception:  # noqa: BLE001 - keep the original error
             pass
         raise
-    return {"experiment_id": eid, "parent_run_id": pid, "children": children,
+    return {"experiment_id": eid, "parent_run_id": pid, "children": children, "trend": verdicts,
             "report": _artifact_path(client.get_run(pid), Path(report).name) if report is not None else None}
+
+
+def trend(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run_key: str,
+          tags: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Each cell of these results (one family) against the previous night, without writing
+    anything: what :func:`log_run` will tag (``tags`` as given to it: the logical date dates the
+    night).  One dict per cell: ``key``, ``dataset``, ``cell`` (its name), ``cell_id``,
+    ``strategy``, ``trend_key``, ``night``, ``previous_run`` (a run id or None), ``status`` (``new``,
+    ``no change``, ``changed``), ``text`` (the tag), ``metrics`` and ``params`` ([name, previous,
+    current] of what changed)."""
+    _check_key(run_key)
+    loaded = load_results(results_dirs)
+    families = sorted({str(m.get("family")) for _, m, _, _ in loaded})
+    if len(families) != 1:
+        raise SkewbenchError(f"trend: one family per call (one experiment), got {families}")
+    family = families[0]
+    cells = _cells(loaded, run_key, family)
+    db = _sqlite_path(tracking_uri)
+    client = _client(tracking_uri) if db is None or db.exists() else None
+    exp = _experiment(client, family, tracking_uri, create=False) if client is not None else None
+    if exp is None:
+        return [{**v, "night": _night(tags or {}, None)[1]} for v in _verdicts_new(cells)]
+    parent = _find_by_key(client, exp.experiment_id, run_key)
+    return _verdicts(client, exp.experiment_id, cells, parent, tags or {}, family)[0]
+
+
+def _verdicts_new(cells: Sequence[dict]) -> list[dict[str, Any]]:
+    return [{"key": c["key"], "dataset": c["dataset"], "cell": c["cell"], "cell_id": c["tags"]["skewbench.cell_id"],
+             "strategy": c["tags"]["skewbench.strategy"], "trend_key": c["trend_key"], "run_id": None,
+             "previous_run": None, **_trend.compare(None, {}).as_dict()} for c in cells]
 
 
 def open_parent(tracking_uri: str, family: str, run_key: str, run_name: str,

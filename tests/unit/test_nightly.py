@@ -33,6 +33,7 @@ def test_dag_side_modules_import_nothing_heavy():
 def test_defaults_resolve_to_the_default_catalog_set():
     conf = nightly.check_params({})
     assert conf["families"] == ["grouping", "shedding", "allocation"] and conf["seeds"] == 1
+    assert conf["fail_on_change"] is False
     assert "zipf-1.0" in conf["datasets"]
     assert conf["strategies_by_family"]["grouping"] == list(families()["grouping"].default_strategies)
     assert conf["sections"]["grouping"]["workers"] == [5, 10, 50, 100]
@@ -56,7 +57,9 @@ def test_a_catalog_entry_limits_the_families_that_replay_it():
 def test_params_have_one_section_per_family():
     schema = nightly.params_schema()
     assert {k: v["section"] for k, v in schema.items() if k in nightly.COMMON} == {
-        "datasets": "Datasets", "catalog_set": "Datasets", "families": "Families", "seeds": "Families"}
+        "datasets": "Datasets", "catalog_set": "Datasets", "families": "Families", "seeds": "Families",
+        "fail_on_change": "Trend"}
+    assert schema["fail_on_change"]["type"] == "boolean" and schema["fail_on_change"]["default"] is False
     assert [k for k, v in schema.items() if v["section"] == "grouping family"] == [
         "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning"]
     assert schema["grouping_strategies"]["items"]["enum"] == registry.names("grouping")
@@ -102,3 +105,17 @@ def test_provisioning_null_keeps_the_datasets_arrival_times():
     conf = nightly.check_params({"grouping_provisioning": None, "datasets": ["zipf-1.0"]})
     plan = nightly.plan_replays(conf, [{"name": "zipf-1.0", "path": "/d/z", "fingerprint": "f"}], "/r")
     assert "--provisioning" not in plan[0]["application_args"]
+
+
+def test_check_trend_fails_only_when_asked_and_a_cell_changed(tmp_path):
+    changed = {"family": "grouping", "trend_summary": {
+        "text": "1 of 2 cells changed", "changed_cells": [{"dataset": "z", "cell": "fixed-d workers=5",
+                                                           "text": "changed: imbalance"}]}}
+    same = {"family": "shedding", "trend_summary": {"text": "no change in 4 cells", "changed_cells": []}}
+    assert nightly.check_trend(str(tmp_path), False, [changed, same]) == (
+        "grouping: 1 of 2 cells changed\nshedding: no change in 4 cells")
+    assert nightly.check_trend(str(tmp_path), True, [same]) == "shedding: no change in 4 cells"
+    with pytest.raises(SkewbenchError,
+                       match=r"1 cell\(s\) changed .*grouping z fixed-d workers=5 \(changed: imbalance\)"):
+        nightly.check_trend(str(tmp_path), True, [changed, same])
+    assert nightly.check_trend(str(tmp_path), True) == "no family logged"  # nothing saved there
