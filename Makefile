@@ -1,6 +1,7 @@
 # skewbench: every target bootstraps what it needs (virtual environment, locked dependencies).
 #   make run        the nightly pipeline once, on embedded defaults (Airflow, Spark, GE, MLflow)
 #   make ui         the Airflow and MLflow UIs on localhost (make ui-stop stops them)
+#   make cluster    a Spark standalone cluster on localhost, a master and 2 workers (make cluster-stop)
 #   make datasets   generate, validate and describe the default dataset catalog only
 #   make test       the import-layer contracts (import-linter) and the test suite (what CI runs)
 #   make docs       regenerate docs/results.md from the families' schemas
@@ -34,7 +35,7 @@ export AIRFLOW__CORE__PLUGINS_FOLDER := $(abspath plugins)
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 export AIRFLOW_CONN_SPARK_DEFAULT ?= {"conn_type": "spark", "host": "$(or $(SKEWBENCH_SPARK_MASTER),local[*])"}
 
-.PHONY: install run datasets ui ui-stop test bench reproduce lock clean java docs
+.PHONY: install run datasets ui ui-stop cluster cluster-stop test bench reproduce lock clean java docs
 
 install: $(STAMP)
 
@@ -65,6 +66,13 @@ ui: $(STAMP)
 
 ui-stop:
 	@scripts/ui.sh stop
+
+CLUSTER_ARGS ?=
+cluster: $(STAMP)
+	@$(BIN)/skewbench cluster start $(CLUSTER_ARGS)
+
+cluster-stop:
+	@$(BIN)/skewbench cluster stop
 
 test: $(STAMP)
 	$(BIN)/lint-imports --no-cache

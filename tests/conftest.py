@@ -34,6 +34,18 @@ def spark():
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def standalone_cluster(tmp_path_factory):
+    """A real Spark standalone cluster on loopback: a master and two 1-core workers started from
+    the installed pyspark (``skewbench.cluster``), shared by the run and stopped by process group."""
+    from skewbench import cluster
+
+    workdir = tmp_path_factory.mktemp("spark-cluster")
+    cl = cluster.start(workdir, workers=2, cores=1, memory="1g")
+    yield cl
+    cluster.stop(workdir)
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``slow`` (the full reproduction grid) run only with SKEWBENCH_REPRODUCE=full
     (``make reproduce``) or SKEWBENCH_SLOW=1; ``make test`` runs the fast subset."""

@@ -339,6 +339,68 @@ def strategies_cmd(family: str | None, as_json: bool) -> None:
 
 
 @main.group(cls=_Group)
+def cluster() -> None:
+    """A Spark standalone cluster on 127.0.0.1 (a master and workers) from the installed pyspark.
+
+    `make cluster` starts it and prints the SKEWBENCH_SPARK_MASTER to export; `make cluster-stop`
+    stops it. State and logs: <state>/cluster/.
+    """
+
+
+def _cluster_dir() -> Path:
+    from skewbench.settings import settings
+
+    return Path(settings().state) / "cluster"
+
+
+@cluster.command("start")
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=2, show_default=True)
+@click.option("--cores", type=click.IntRange(min=1, max=256), default=1, show_default=True,
+              help="Cores per worker.")
+@click.option("--memory", default="2g", show_default=True, help="Memory per worker (Spark's 512m, 2g, ...).")
+@click.option("--port", type=click.IntRange(min=1, max=65535), default=7077, show_default=True,
+              help="The master's port.")
+@click.option("--webui-port", type=click.IntRange(min=1, max=65535), default=8088, show_default=True)
+def cluster_start(workers: int, cores: int, memory: str, port: int, webui_port: int) -> None:
+    """Start a master and WORKERS workers; return once all are registered."""
+    from skewbench import cluster as _cluster
+
+    cl = _cluster.start(_cluster_dir(), workers=workers, cores=cores, memory=memory, port=port,
+                        webui_port=webui_port)
+    click.echo(f"Spark master {cl.master_url} with {workers} worker(s) x {cores} core(s); web UI {cl.webui}")
+    click.echo(f"logs: {_cluster_dir() / 'logs'}   use it with: export SKEWBENCH_SPARK_MASTER={cl.master_url}")
+
+
+@cluster.command("stop")
+def cluster_stop() -> None:
+    """Stop the cluster started from this state directory (by process group)."""
+    from skewbench import cluster as _cluster
+
+    stopped = _cluster.stop(_cluster_dir())
+    click.echo(f"stopped {', '.join(stopped)}" if stopped else "no cluster running from here")
+
+
+@cluster.command("status")
+@click.option("--json", "as_json", is_flag=True, help="The master's status as one JSON object.")
+def cluster_status(as_json: bool) -> None:
+    """The master URL and its alive workers, cores and applications."""
+    from skewbench import cluster as _cluster
+
+    cl = _cluster.load(_cluster_dir())
+    if cl is None:
+        raise SkewbenchError("no cluster started from here (make cluster starts one)")
+    try:
+        st = cl.status()
+    except OSError as e:
+        raise SkewbenchError(f"the master at {cl.webui} does not answer ({e}); make cluster-stop cleans up")
+    if as_json:
+        _echo_json(st)
+        return
+    click.echo(f"{cl.master_url}: {st.get('aliveworkers')} worker(s) alive, {st.get('cores')} core(s), "
+               f"{len(st.get('activeapps', []))} application(s) running; web UI {cl.webui}")
+
+
+@main.group(cls=_Group)
 def results() -> None:
     """Validate, report, log to MLflow and document replay results (docs/results.md)."""
 

@@ -42,7 +42,9 @@ datasets:
 """
 
 
-def make_env(root: Path) -> dict[str, str]:
+def make_env(root: Path, master: str = "local[2]") -> dict[str, str]:
+    """The environment of a throw-away Airflow whose ``spark_default`` connection points at
+    ``master`` (``SKEWBENCH_SPARK_MASTER`` with it)."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "catalog.yaml").write_text(TINY_CATALOG)
     bin_dir = str(Path(sys.executable).parent)
@@ -53,7 +55,8 @@ def make_env(root: Path) -> dict[str, str]:
            "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
            "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
-           "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+           "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": master}),
+           "SKEWBENCH_SPARK_MASTER": master,
            "SKEWBENCH_STATE": str(root / "state"),
            "SKEWBENCH_CATALOG": str(root / "catalog.yaml"),
            "SKEWBENCH_TRACKING_URI": f"sqlite:///{root / 'mlflow.db'}",
@@ -147,8 +150,8 @@ out_root = str(nightly.run_dir(logical_date, run_id))
 datasets = [nightly.prepare_dataset(n) for n in conf["datasets"]]
 plan = nightly.plan_replays(conf, datasets, out_root)
 nightly.open_tracking(conf["families"], "skewbench_nightly", run_id, logical_date)
-for item in plan:
-    subprocess.run(["spark-submit", "--master", "local[2]", item["application"], *item["application_args"]],
+for item in plan:  # the replay in this process (the engine's results do not depend on where it runs)
+    subprocess.run([sys.executable, item["application"], *item["application_args"], "--engine", "local"],
                    check=True, capture_output=True)
     nightly.validate_replay(item)
 logged = [nightly.log_family(plan, f, "skewbench_nightly", run_id, logical_date) for f in conf["families"]]

@@ -78,14 +78,14 @@ def test_replay_example2_and_asymmetry(sets, tmp_path):
     assert (abs(td["gain"] - 20.0) < 1e-6).all()  # TD = OPT = 20% of C at every f (R4)
 
 
-def test_spark_at_local_1_and_2_equals_the_process(sets, tmp_path):
+def test_spark_local_and_standalone_cluster_equal_the_process(sets, tmp_path, standalone_cluster):
     grid = ["--dataset", sets / "e5", "--strategies", "td,tl,storm,opt,random", "--seeds", "2", "--chunk", "7",
             "--min-time", "0"]
     _cli("replay", "allocation", *grid, "--out", tmp_path / "local")
     a = _tables(tmp_path / "local")
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "PYSPARK_PYTHON": sys.executable,
            "PYSPARK_DRIVER_PYTHON": sys.executable}
-    for master, out in (("local[1]", "s1"), ("local[2]", "s2")):
+    for master, out in (("local[2]", "s2"), (standalone_cluster.master_url, "cluster")):
         p = subprocess.run([str(BIN / "spark-submit"), "--master", master, str(REPO / "spark_jobs" / "replay.py"),
                             "allocation", *map(str, grid), "--out", str(tmp_path / out)],
                            env={**env, "SKEWBENCH_SPARK_MASTER": master}, capture_output=True, text=True,

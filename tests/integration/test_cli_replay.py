@@ -1,4 +1,4 @@
-"""`skewbench replay grouping` as a user runs it, including Spark local[1] vs local[2]."""
+"""`skewbench replay grouping` as a user runs it, including Spark local mode and a standalone cluster."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from skewbench.results import schema
 TIMING_COLUMNS = schema("grouping").timing_columns
 
 BIN = Path(sys.executable).parent / "skewbench"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def run(*args, env=None, check=True):
@@ -73,17 +74,28 @@ def test_empty_and_missing_datasets(tmp_path):
 
 
 @pytest.mark.spark
-def test_identical_on_local1_local2_and_in_process(dataset, tmp_path):
-    common = ["replay", "grouping", "--dataset", dataset, "--strategies", "kg,sg,pkg,dc,wc,rr,osg",
-              "--workers", "4,7", "--sources", "3", "--provisioning", "100", "--window", "2500"]
-    run(*common, "--out", tmp_path / "local")
-    run(*common, "--engine", "spark", "--partitions", "1", "--out", tmp_path / "s1",
-        env={"SKEWBENCH_SPARK_MASTER": "local[1]"})
-    run(*common, "--engine", "spark", "--partitions", "5", "--queue-groups", "2", "--out", tmp_path / "s2",
+def test_identical_on_the_standalone_cluster_local_mode_and_in_process(dataset, tmp_path, standalone_cluster):
+    """Every grouping strategy: in this process, on Spark local[2] in one task, and submitted with
+    spark-submit to the standalone cluster (two 1-core workers) in 5 route tasks and 2 queue
+    groups per cell: the same results, bit for bit."""
+    strategies = ",".join(s["name"] for s in json.loads(run("strategies", "--family", "grouping", "--json").stdout)["grouping"])
+    grid = ["--dataset", dataset, "--strategies", strategies, "--workers", "4,7", "--sources", "3",
+            "--provisioning", "100", "--window", "2500"]
+    run("replay", "grouping", *grid, "--out", tmp_path / "local")
+    run("replay", "grouping", *grid, "--engine", "spark", "--partitions", "1", "--out", tmp_path / "s1",
         env={"SKEWBENCH_SPARK_MASTER": "local[2]"})
+    before = {a["id"] for a in standalone_cluster.status()["completedapps"]}
+    p = subprocess.run([str(BIN.parent / "spark-submit"), "--master", standalone_cluster.master_url,
+                        str(REPO / "spark_jobs" / "replay.py"), "grouping", *map(str, grid), "--partitions", "5",
+                        "--queue-groups", "2", "--out", str(tmp_path / "cluster")],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    apps = [a for a in standalone_cluster.status()["completedapps"] if a["id"] not in before]
+    assert len(apps) == 1 and apps[0]["state"] == "FINISHED", apps  # it ran on the cluster's executors
     ref = pq.read_table(tmp_path / "local" / "summary.parquet")
+    assert sorted(set(ref.column("strategy").to_pylist())) == sorted(strategies.split(","))
     keep = [c for c in ref.column_names if c not in TIMING_COLUMNS]
-    for other in ("s1", "s2"):
+    for other in ("s1", "cluster"):
         t = pq.read_table(tmp_path / other / "summary.parquet")
         assert t.select(keep).equals(ref.select(keep)), other
         assert pq.read_table(tmp_path / other / "series.parquet").equals(pq.read_table(tmp_path / "local" / "series.parquet"))

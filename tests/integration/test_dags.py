@@ -1,6 +1,6 @@
 """The Airflow DAGs: integrity (parse, tags, retries, docs, graph, parse time), triggering with
 bad Params, and the nightly pipeline end to end with dag.test() (real Airflow on SQLite, real
-Spark via spark-submit, real GE, real MLflow on SQLite)."""
+Spark via spark-submit to a standalone cluster on loopback, real GE, real MLflow on SQLite)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ pytestmark = pytest.mark.airflow
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
+def env(tmp_path_factory, standalone_cluster):
+    # the nightly's replays go to the standalone cluster (as SKEWBENCH_SPARK_MASTER=spark://... in
+    # `make run` does); the re-run below replays in process and must give the same results
     root = tmp_path_factory.mktemp("airflow")
-    e = af.make_env(root)
+    e = af.make_env(root, standalone_cluster.master_url)
     af.migrate(e)
     return e
 
@@ -46,7 +48,7 @@ def test_nightly_task_graph(dags_info):
     t = dags_info["dags"]["skewbench_nightly"]["tasks"]
     fams = ("allocation", "grouping", "shedding")
     assert t["check_params"]["downstream"] == sorted(
-        ["dataset_names", "open_tracking", "report", *[f"{f}.{k}" for f in fams
+        ["check_trend", "dataset_names", "open_tracking", "report", *[f"{f}.{k}" for f in fams
                                                        for k in ("log_to_mlflow", "mark_failed", "plan")]])
     assert t["open_tracking"]["downstream"] == [f"{f}.replay" for f in fams]
     assert t["dataset_names"]["downstream"] == ["prepare_dataset"]
@@ -58,13 +60,14 @@ def test_nightly_task_graph(dags_info):
         assert t[f"{fam}.replay"]["type"] == "SparkSubmitOperator"
         assert t[f"{fam}.replay"]["downstream"] == [f"{fam}.mark_failed", f"{fam}.validate"]
         assert t[f"{fam}.validate"]["downstream"] == [f"{fam}.log_to_mlflow", f"{fam}.mark_failed"]
-        assert t[f"{fam}.log_to_mlflow"]["downstream"] == ["report"]
+        assert t[f"{fam}.log_to_mlflow"]["downstream"] == ["check_trend", "report"]
+    assert t["check_trend"]["downstream"] == []
     assert set(dags_info["dags"]["skewbench_nightly"]["params"]) == {
-        "datasets", "catalog_set", "families", "seeds",
+        "datasets", "catalog_set", "families", "seeds", "fail_on_change",
         "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning",
         "shedding_strategies", "shedding_provisioning", "shedding_bound_ms", "shedding_workers", "shedding_error",
         "shedding_confidence", "allocation_strategies", "allocation_optimum", "allocation_opt_time_limit",
-        "allocation_opt_max_tasks"}
+        "allocation_opt_node_limit", "allocation_opt_max_tasks"}
 
 
 BAD = [({"grouping_workers": [0]}, "grouping_workers"), ({"seeds": 0}, "seeds"),

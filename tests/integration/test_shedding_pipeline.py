@@ -109,15 +109,16 @@ def test_operator_and_partition_replays(las_ds, part_ds, tmp_path):
     assert (sp["imbalance_p50"].to_numpy() * 10 < fld["imbalance_p50"].to_numpy()).all()
 
 
-def test_spark_at_local_1_and_2_equals_the_process(both_ds, tmp_path):
-    """One dataset with costs and values, both kinds of strategies: the Spark job at local[1] and
-    local[2] writes the same tables as the in-process replay (timings aside)."""
+def test_spark_local_and_standalone_cluster_equal_the_process(both_ds, tmp_path, standalone_cluster):
+    """One dataset with costs and values, both kinds of strategies: the Spark job at local[2] and on
+    the standalone cluster (two 1-core workers) writes the same tables as the in-process replay
+    (timings aside)."""
     grid = ["--dataset", both_ds, "--strategies", "las,bl,sm,fk,shedpart,fld,shedpart-pkg", "--provisioning",
             "60,90", "--workers", "2,4", "--seeds", "2", "--param", "las.window=128", "--window", "1000"]
     _replay(*grid, "--out", tmp_path / "local")
     a = _tables(tmp_path / "local")
     assert set(a[0].column("kind").to_pylist()) == {"operator", "partition"}
-    for master, out in (("local[1]", "s1"), ("local[2]", "s2")):
+    for master, out in (("local[2]", "s2"), (standalone_cluster.master_url, "cluster")):
         p2 = subprocess.run([str(BIN / "spark-submit"), "--master", master, str(REPO / "spark_jobs" / "replay.py"),
                              "shedding", *map(str, grid), "--out", str(tmp_path / out)],
                             env=_env(master, tmp_path), capture_output=True, text=True, timeout=600)
