@@ -412,6 +412,16 @@ def _trend_figure(cell: Mapping[str, Any], verdict: Mapping[str, Any], earlier: 
                          f"{cell['name']}: {verdict['text']}"[:120])
 
 
+def _load_one_family(results_dirs: Sequence[str | os.PathLike], run_key: str, caller: str) -> tuple[list, str]:
+    """The results directories, loaded, and their one family (an error for a bad key or mixed families)."""
+    _check_key(run_key)
+    loaded = load_results(results_dirs)
+    families = sorted({str(m.get("family")) for _, m, _, _ in loaded})
+    if len(families) != 1:
+        raise SkewbenchError(f"{caller}: one family per call (one experiment), got {families}")
+    return loaded, families[0]
+
+
 # --------------------------------------------------------------------------------------------
 # public API
 
@@ -451,12 +461,7 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
     """
     from mlflow.entities import Metric, Param, RunStatus, RunTag
 
-    _check_key(run_key)
-    loaded = load_results(results_dirs)
-    families = sorted({str(m.get("family")) for _, m, _, _ in loaded})
-    if len(families) != 1:
-        raise SkewbenchError(f"log_run: one family per call (one experiment), got {families}")
-    family = families[0]
+    loaded, family = _load_one_family(results_dirs, run_key, "log_run")
     names = list(names) if names is not None else results_names([m for _, m, _, _ in loaded])
     if len(names) != len(loaded) or len(set(names)) != len(names):
         raise SkewbenchError("log_run: one unique name per results directory")
@@ -550,12 +555,7 @@ def trend(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run_k
     ``strategy``, ``trend_key``, ``night``, ``previous_run`` (a run id or None), ``status`` (``new``,
     ``no change``, ``changed``), ``text`` (the tag), ``metrics`` and ``params`` ([name, previous,
     current] of what changed)."""
-    _check_key(run_key)
-    loaded = load_results(results_dirs)
-    families = sorted({str(m.get("family")) for _, m, _, _ in loaded})
-    if len(families) != 1:
-        raise SkewbenchError(f"trend: one family per call (one experiment), got {families}")
-    family = families[0]
+    loaded, family = _load_one_family(results_dirs, run_key, "trend")
     cells = _cells(loaded, run_key, family)
     db = _sqlite_path(tracking_uri)
     client = _client(tracking_uri) if db is None or db.exists() else None
