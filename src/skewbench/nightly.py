@@ -281,19 +281,20 @@ def log_results(dirs: list[str], family: str, key: str, name: str, tags: dict[st
     import tempfile
 
     from skewbench.reports import render_report
-    from skewbench.tracking import default_tracking_uri, find_parent, log_run, trend
+    from skewbench.tracking import default_tracking_uri, find_parent, log_run
 
     uri = default_tracking_uri()
     context: dict[str, Any] = {**tags, "skewbench.key": key, "skewbench.family": family, "run name": name}
     found = find_parent(uri, family, key)
     if found is not None:
         context.update({"mlflow experiment": found[0], "mlflow run": found[1]})
-    # each cell against the previous night, for the report (log_run tags the same verdicts)
-    verdicts = trend(dirs, tracking_uri=uri, run_key=key, tags=tags)
     with tempfile.TemporaryDirectory(prefix="skewbench-report-") as tmp:
-        report = render_report(dirs, Path(tmp) / "report.html", title or f"skewbench {family}: {name}", context,
-                               plots_dir=Path(tmp) / "plots", trend=verdicts)
-        # artifacts and plots are both named by results.results_names (log_run's default)
+        # log_run computes each cell's verdict against the previous night once, tags it and
+        # hands it to the report; artifacts and plots are both named by results.results_names
+        def report(verdicts: list[dict[str, Any]]) -> Path:
+            return render_report(dirs, Path(tmp) / "report.html", title or f"skewbench {family}: {name}", context,
+                                 plots_dir=Path(tmp) / "plots", trend=verdicts)
+
         logged = log_run(dirs, tracking_uri=uri, run_key=key, run_name=name, tags=tags, report=report,
                          plots_dir=Path(tmp) / "plots")
     logged["trend_summary"] = trend_summary(logged["trend"])

@@ -165,16 +165,18 @@ def _change_text(name: str, old: Any, new: Any) -> str:
 def trend_section(verdicts: Sequence[Mapping[str, Any]]) -> str:
     """The report's "Trend vs previous night" section (HTML) from each cell's verdict
     (:func:`skewbench.tracking.trend`): a table of the changed cells, or "no change in N cells"."""
-    counts = {s: sum(1 for v in verdicts if v.get("status") == s) for s in ("new", "no change", "changed")}
+    from skewbench.trend import CHANGED, NEW, SAME, describe, summarize
+
     parts = ["<h2>Trend vs previous night</h2>"]
     if not verdicts:
         return parts[0] + "<p>No cells.</p>"
-    line = (f"{counts['changed']} changed, {counts['no change']} no change, {counts['new']} new "
-            f"(no previous night) of {len(verdicts)} cells")
-    changed = [v for v in verdicts if v.get("status") == "changed"]
+    counts = summarize(verdicts)
+    changed = [v for v in verdicts if v.get("status") == CHANGED]
     if not changed:
-        text = f"No change in {counts['no change']} cells" + (f" ({counts['new']} new)" if counts["new"] else "")
-        return parts[0] + f"<p>{html.escape(text)}.</p>"
+        text = describe(counts)
+        return parts[0] + f"<p>{html.escape(text[:1].upper() + text[1:])}.</p>"
+    line = (f"{counts[CHANGED]} changed, {counts[SAME]} no change, {counts[NEW]} new "
+            f"(no previous night) of {len(verdicts)} cells")
     parts.append(f"<p>{html.escape(line)}. Timing metrics are not compared; every other metric must match "
                  "the previous night's within its tolerance.</p>")
     rows = []

@@ -54,7 +54,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
@@ -449,11 +449,14 @@ def find_run(tracking_uri: str, family: str, run_key: str) -> str | None:
 
 def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run_key: str, run_name: str,
             tags: Mapping[str, str], names: Sequence[str] | None = None,
-            report: str | os.PathLike | None = None, plots_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+            report: str | os.PathLike | Callable[[list[dict[str, Any]]], str | os.PathLike] | None = None,
+            plots_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     """Log one pipeline run's results directories (one family) to MLflow, idempotently.
 
     ``names`` name each results directory's artifacts (default:
-    :func:`skewbench.results.results_names`); ``report`` is a rendered HTML report logged as ``report.html``;
+    :func:`skewbench.results.results_names`); ``report`` is a rendered HTML report logged as ``report.html``,
+    or a function that renders it given the cells' trend verdicts (so that the report shows the
+    same verdicts that are tagged, computed once);
     ``plots_dir/<name>/*.png`` are logged as ``plots/<name>/``.  Returns ``{"experiment_id",
     "parent_run_id", "children": {key: run_id}, "report": path}``; ``report`` is the local path of
     ``report.html`` in a ``file:`` artifact store, else its URI (None when none was given);
@@ -498,6 +501,7 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
         _log_batch(client, parent.info.run_id, tags=[RunTag(k, v) for k, v in parent_tags.items()])
     pid = parent.info.run_id
 
+    tmp_dir = tempfile.TemporaryDirectory(prefix="skewbench-trend-")
     try:
         children: dict[str, str] = {}
         for c, verdict in zip(cells, verdicts):
@@ -520,10 +524,10 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
                 metrics += [Metric(k, v, ts, step) for k, v, step in c["steps"]]
             tag_list = [] if created else [RunTag(k, v) for k, v in child_tags.items()]
             _log_batch(client, rid, metrics=metrics, params=new_params, tags=tag_list)
-            with tempfile.TemporaryDirectory(prefix="skewbench-trend-") as tmp:
-                fig = _trend_figure(c, verdict, history.get(c["trend_key"], []), family, Path(tmp))
-                if fig is not None:
-                    client.log_artifact(rid, str(fig))
+            fig = _trend_figure(c, verdict, history.get(c["trend_key"], []), family,
+                                Path(tmp_dir.name) / str(len(children)))
+            if fig is not None:
+                client.log_artifact(rid, str(fig))
             client.set_terminated(rid, RunStatus.to_string(RunStatus.FINISHED))
             children[key] = rid
             verdict["run_id"] = rid
@@ -534,6 +538,8 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
             plots = Path(plots_dir) / name if plots_dir is not None else None
             if plots is not None and plots.is_dir() and any(plots.iterdir()):
                 client.log_artifacts(pid, str(plots), f"plots/{name}")
+        if callable(report):
+            report = report(verdicts)
         if report is not None:
             client.log_artifact(pid, str(report))
         client.set_terminated(pid, RunStatus.to_string(RunStatus.FINISHED))
@@ -543,6 +549,8 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
         except Exception:  # noqa: BLE001 - keep the original error
             pass
         raise
+    finally:
+        tmp_dir.cleanup()
     return {"experiment_id": eid, "parent_run_id": pid, "children": children, "trend": verdicts,
             "report": _artifact_path(client.get_run(pid), Path(report).name) if report is not None else None}
 
