@@ -118,13 +118,19 @@ def local_executor(fn: Callable[[Any], Any], items: Sequence[Any], description: 
     return [fn(x) for x in items]
 
 
+#: how many items an executor runs at once (an engine that shares work between the cells of
+#: an item, such as one read of the dataset, makes this many items)
+local_executor.slots = 1  # type: ignore[attr-defined]
+
+
 def spark_executor(spark, partitions: int | None = None) -> Executor:
     """An executor whose items are dealt to Spark tasks.
 
     Item ``i`` goes to task ``i mod P`` (so items of every size are spread over the tasks), with
     ``P = partitions`` or, by default, twice the cluster's default parallelism: a Spark task costs
     tens of milliseconds to schedule, more than many small replay items.  Results come back in
-    item order whatever ``P`` is.
+    item order whatever ``P`` is.  Its ``slots`` (the items worth making when each reads the
+    dataset) is ``partitions`` or the default parallelism.
     """
     from skewbench.spark import run_tasks
 
@@ -136,6 +142,7 @@ def spark_executor(spark, partitions: int | None = None) -> Executor:
         dealt = run_tasks(spark, lambda t: [fn(items[i]) for i in range(t, len(items), p)], p, description)
         return [dealt[i % p][i // p] for i in range(len(items))]
 
+    execute.slots = partitions or spark.sparkContext.defaultParallelism  # type: ignore[attr-defined]
     return execute
 
 

@@ -76,8 +76,8 @@ def test_empty_and_missing_datasets(tmp_path):
 @pytest.mark.spark
 def test_identical_on_the_standalone_cluster_local_mode_and_in_process(dataset, tmp_path, standalone_cluster):
     """Every grouping strategy: in this process, on Spark local[2] in one task, and submitted with
-    spark-submit to the standalone cluster (two 1-core workers) in 5 route tasks and 2 queue
-    groups per cell: the same results, bit for bit."""
+    spark-submit to the standalone cluster (two 1-core workers) with the cells dealt over 5
+    tasks: the same results, bit for bit."""
     strategies = ",".join(s["name"] for s in json.loads(run("strategies", "--family", "grouping", "--json").stdout)["grouping"])
     grid = ["--dataset", dataset, "--strategies", strategies, "--workers", "4,7", "--sources", "3",
             "--provisioning", "100", "--window", "2500"]
@@ -87,7 +87,7 @@ def test_identical_on_the_standalone_cluster_local_mode_and_in_process(dataset, 
     before = {a["id"] for a in standalone_cluster.status()["completedapps"]}
     p = subprocess.run([str(BIN.parent / "spark-submit"), "--master", standalone_cluster.master_url,
                         str(REPO / "spark_jobs" / "replay.py"), "grouping", *map(str, grid), "--partitions", "5",
-                        "--queue-groups", "2", "--out", str(tmp_path / "cluster")],
+                        "--out", str(tmp_path / "cluster")],
                        capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     apps = [a for a in standalone_cluster.status()["completedapps"] if a["id"] not in before]

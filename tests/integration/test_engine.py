@@ -13,6 +13,7 @@ from skewbench.datasets.contract import open_dataset
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench import registry
 from skewbench.grouping.engine import cell, ReplayConfig, grid, replay, replay_to_dir
+from skewbench.grouping import engine
 from skewbench.errors import SkewbenchError
 from skewbench.results import read_results, schema
 TIMING_COLUMNS = schema("grouping").timing_columns
@@ -84,13 +85,41 @@ def test_worker_speed_periods_match_reference(dataset):
         assert row["speedup_vs_rr"] == pytest.approx(ref["speedup_vs_rr"], rel=1e-12)
 
 
-def test_queue_groups_and_batching_do_not_change_results(dataset):
-    cells = grid(["pkg", "dc", "osg"], [4, 9], [3], [0, 1])
-    a = replay(dataset, cells, ReplayConfig(window=500, queue_groups=1))
-    b = replay(dataset, cells, ReplayConfig(window=500, queue_groups=3))
+def _executor(slots):
+    def execute(fn, items, description=""):
+        return [fn(x) for x in items]
+
+    execute.slots = slots
+    return execute
+
+
+def test_task_grouping_and_batching_do_not_change_results(dataset, monkeypatch):
+    """The cells dealt over 1, 3 or 12 replay tasks, and the stream read in blocks of 777
+    tuples instead of 2^20: the same bits (each cell's state is carried across blocks)."""
+    cells = grid(["pkg", "dc", "osg", "kg"], [4, 9], [3], [0, 1])
+    a = replay(dataset, cells, ReplayConfig(window=500))
+    b = replay(dataset, cells, ReplayConfig(window=500), _executor(3))
+    c = replay(dataset, cells, ReplayConfig(window=500), _executor(12))
+    monkeypatch.setattr(engine, "BATCH", 777)
+    d = replay(dataset, cells, ReplayConfig(window=500), _executor(2))
     strip = lambda rows: [{k: v for k, v in r.items() if k not in TIMING_COLUMNS} for r in rows]  # noqa: E731
-    assert strip(a.summary) == strip(b.summary)
-    assert a.series == b.series
+    for other in (b, c, d):
+        assert strip(a.summary) == strip(other.summary)
+        assert a.series == other.series
+
+
+def test_task_groups_deal_every_cell_once_costliest_first():
+    cells = grid(["kg", "sg", "pkg", "dc", "wc", "rr", "osg"], [5], [5], [0])
+    assert engine.task_groups(cells, 1) == [list(range(len(cells)))]
+    groups = engine.task_groups(cells, 2)
+    assert sorted(i for g in groups for i in g) == list(range(len(cells)))
+    cost = lambda g: sum(registry.get("grouping", cells[i].strategy).route_cost + 1 for i in g)  # noqa: E731
+    # the four head-aware/OSG cells (2 each) and the three hashing cells (1.1-1.2) over two tasks
+    assert abs(cost(groups[0]) - cost(groups[1])) <= 1.2
+    assert len(engine.task_groups(cells, 50)) == len(cells)
+    many = grid(["kg", "pkg"], [2, 3, 4, 5], [1], list(range(10)))  # 80 cells
+    groups = engine.task_groups(many, 1)
+    assert len(groups) == 3 and max(map(len, groups)) <= engine.MAX_CELLS_PER_TASK
 
 
 @pytest.mark.parametrize("provisioning", [100.0, 110.0])
@@ -166,9 +195,9 @@ def test_spark_replay_is_bit_identical(dataset, spark, tmp_path):
     from skewbench.replay import spark_executor
 
     cells = grid(["kg", "sg", "pkg", "dc", "wc", "rr", "osg"], [5, 8], [3], [0])
-    config = ReplayConfig(window=900, provisioning=100.0, queue_groups=2)
+    config = ReplayConfig(window=900, provisioning=100.0)
     local = replay_to_dir(dataset, cells, tmp_path / "local", config)
-    for parts in (None, 3, 1000):  # default (2 x parallelism), few, one item per task
+    for parts in (None, 3, 1000):  # default (one task per core), few, one cell per task
         replay_to_dir(dataset, cells, tmp_path / f"spark{parts}", config, spark_executor(spark, parts),
                       engine_name="spark")
         _, s1, t1 = read_results(tmp_path / "local")

@@ -7,7 +7,7 @@ The grouping family (dchoices.spec.md, osg.spec.md).  Its modules, by the family
                   the seeded hash family
 ``dchoices``      KG, SG, PKG, D-Choices, W-Choices, RR, fixed-d
 ``osg``           OSG and Full Knowledge
-``engine``        the replay engine: route tasks, queue tasks, the metrics
+``engine``        the replay engine: replay tasks (one read per task), the metrics
 ``schema``        the results tables and their METRICS
 ``expectations``  the Great Expectations rules of its results
 ``report``        its report figures

@@ -67,6 +67,9 @@ class Strategy:
     uses_costs: ClassVar[bool] = False
     #: True when the result depends on the hash seed (False: one replay is enough for all seeds)
     seeded: ClassVar[bool] = True
+    #: routing time per tuple relative to the engine's queue simulation (about 18 M tuples/s on
+    #: one core; see BENCHMARKS.md); only used to deal the replay's cells evenly over parallel tasks
+    route_cost: ClassVar[float] = 1.0
 
     def __init__(self, workers: int, sources: int = 1, seed: int = 0,
                  worker_model: WorkerModel | None = None, **params: Any):

@@ -48,11 +48,9 @@ def _window(window: str | None) -> tuple[int | None, float | None]:
 @click.option("--worker-speed", default=None, metavar="START:F1,...[;START:...]",
               help="Per-worker execution-time factors by stream index, e.g. "
                    "'0:1.05,1.025,1,0.975,0.95;75000:0.9,0.95,1,1.05,1.1'.")
-@click.option("--queue-groups", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Queue-simulation tasks per cell (workers split into groups).")
 def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_items: tuple[str, ...], out: str,
             overwrite: bool, engine: str, partitions: int | None, as_json: bool, workers: str, sources: str,
-            window: str | None, provisioning: float | None, worker_speed: str | None, queue_groups: int) -> None:
+            window: str | None, provisioning: float | None, worker_speed: str | None) -> None:
     """Replay DATASET through grouping strategies x workers x sources x parameters x seeds."""
     from skewbench.datasets.contract import open_dataset
     from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
@@ -65,7 +63,7 @@ def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_ite
         raise SkewbenchError(f"dataset {dataset} is empty: nothing to replay")
     w_tuples, w_seconds = _window(window)
     config = ReplayConfig(window=w_tuples, window_seconds=w_seconds, provisioning=provisioning,
-                          worker_speed=_worker_speed(worker_speed), queue_groups=queue_groups)
+                          worker_speed=_worker_speed(worker_speed))
     config.check()
     cells = grid(names, clikit.int_list("workers", workers), clikit.int_list("sources", sources),
                  list(range(seed_base, seed_base + seeds)), clikit.strategy_params(param_items))

@@ -714,6 +714,7 @@ class _Routed(Strategy):
 
 class KG(_Routed):
     name = "kg"
+    route_cost = 0.1
     description = "key grouping: every key to F_1(key) (hashing)"
     defaults: dict[str, Any] = {}
     param_docs: dict[str, str] = {}
@@ -729,6 +730,7 @@ class KG(_Routed):
 
 class SG(_Routed):
     name = "sg"
+    route_cost = 0.1
     description = "shuffle grouping: per-source round robin over the workers, from worker 0"
     defaults: dict[str, Any] = {}
     param_docs: dict[str, str] = {}
@@ -744,6 +746,7 @@ class SG(_Routed):
 
 class PKG(_Routed):
     name = "pkg"
+    route_cost = 0.2
     description = "partial key grouping: least locally loaded of F_1(key), F_2(key)"
     defaults: dict[str, Any] = {}
     param_docs: dict[str, str] = {}

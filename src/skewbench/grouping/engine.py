@@ -23,18 +23,22 @@ Execution
 A replay is a list of independent tasks and a pure combination of their results:
 
 1. a pre-pass over the dataset: key counts (true head membership), the mean cost;
-2. **route tasks**, one per (cell, source): feed that source's tuples to a fresh strategy
-   object, write the worker of each tuple to a scratch file, and return per-worker and
-   per-window counts, per-key replica bit sets and the strategy's statistics;
-3. **queue tasks**, one per (cell, group of workers): re-read arrival and execution times and
-   the cell's assignments ("shuffled by assigned worker"), simulate those workers' queues, and
-   return latency sums, maxima and log-spaced histograms, overall and per window;
-4. the driver combines the partial results, in a fixed order, into one summary row per cell and
+2. **replay tasks**, one per group of cells (:func:`task_groups`: as many as the executor runs
+   at once, the costliest cells dealt first): one pass over the dataset in blocks of ``BATCH``
+   tuples; each block is split into its sources' tuples (``seq % s``), each source routed by its
+   own strategy object (state carried across blocks, in stream order), the workers merged back
+   into stream order and fed to the cell's worker queues (and, for one cell per worker count,
+   to the round-robin baseline's).  Memory is bounded by a block and the per-cell state
+   (counts, histograms, the per-key replica bit set), whatever the stream's length; each task
+   returns per-source counts, per-window counts and strategy statistics, and the cell's queue
+   state (latency sums, maxima and log-spaced histograms, overall and per window);
+3. the driver combines the partial results, in a fixed order, into one summary row per cell and
    one series row per (cell, window).
 
-Each task's result depends only on the dataset and its own coordinates and partial results are
-combined in cell, source and worker order, so the output is bit-identical whether the tasks run
-in this process or as Spark tasks, with any number of partitions or executors.
+Each cell's result depends only on the dataset and the cell (not on the other cells of its
+task) and partial results are combined in cell, source and worker order, so the output is
+bit-identical whether the tasks run in this process or as Spark tasks, with any number of
+partitions or executors.
 
 Metrics (per cell)
 ------------------
@@ -81,6 +85,9 @@ from skewbench.simulation import (COARSE_LOG_R, FINE_LOG_R, QueueState, Sparse, 
 
 FAMILY = "grouping"
 BATCH = 1 << 20
+#: cells replayed by one task at most: a cell's state (its latency histograms, about 7 MB at 100
+#: windows, and its replica bit set) stays in memory for the whole pass
+MAX_CELLS_PER_TASK = 32
 DEFAULT_WINDOWS = 100
 
 
@@ -106,7 +113,6 @@ class ReplayConfig:
     window_seconds: float | None = None  # or windows of dataset time
     provisioning: float | None = None  # percent; None = the dataset's arrival times
     worker_speed: list[tuple[int, list[float]]] | None = None  # periods (start seq, factors)
-    queue_groups: int = 1  # queue tasks per cell (workers are split into this many groups)
 
     def check(self) -> None:
         if self.window is not None and (not isinstance(self.window, int) or self.window < 1):
@@ -115,8 +121,6 @@ class ReplayConfig:
             raise SkewbenchError(f"window must be > 0 seconds, got {self.window_seconds}")
         if self.provisioning is not None and not (0 < self.provisioning < 1e6):
             raise SkewbenchError(f"provisioning must be a percentage > 0, got {self.provisioning}")
-        if self.queue_groups < 1:
-            raise SkewbenchError("queue_groups must be >= 1")
 
 
 def grid(strategies: Sequence[str], workers: Sequence[int], sources: Sequence[int], seeds: Sequence[int],
@@ -206,20 +210,35 @@ def _worker_model(config: ReplayConfig, workers: int) -> WorkerModel:
 
 
 # --------------------------------------------------------------------------------------------
-# route tasks
+# replay tasks: one read of the dataset routes and simulates every cell of the task
 
 @dataclass
 class RoutePartial:
+    """One source's routing of a cell: its per-worker counts and the strategy's statistics."""
+
     cell: int
     source: int
     counts: np.ndarray  # int64[n]
     window_counts: np.ndarray  # int64[T, n]
     head_counts: np.ndarray  # int64[n]: tuples of true-head keys per worker
-    pairs_file: str
+    pairs_file: str | None  # the cell's (key, worker) bit set (on the cell's first source only)
     stats: dict[str, float]
     window_stats: list[dict[str, float]]
     route_seconds: float
     tuples: int
+
+
+@dataclass
+class QueuePartial:
+    """A cell's worker queues (:class:`skewbench.simulation.QueueState`) with the histograms made
+    sparse for the trip to the driver, and the round-robin baseline's completion-time sums when
+    asked for."""
+
+    cell: int
+    group: int
+    workers: np.ndarray  # the worker ids simulated here (all of the cell's)
+    state: QueueState  # hist and win_hist as Sparse
+    rr_lat_sum: np.ndarray | None  # float64[n]: round robin on the same times (cell's baseline)
 
 
 @njit(cache=True)
@@ -235,140 +254,137 @@ def _key_counts(pre: Prepass, scratch: str) -> np.ndarray:
     return np.load(os.path.join(scratch, "key_counts.npy"))
 
 
-def _assign_path(scratch: str, cell: int, source: int) -> str:
-    return os.path.join(scratch, f"assign-c{cell:05d}-s{source:04d}.npy")
+class _CellRun:
+    """One cell's state across the blocks of a replay task: a strategy object per source (each
+    source routes with its own state, in stream order), the counts, the (key, worker) bit set,
+    the worker queues and, for the cell that carries it, the round-robin baseline."""
+
+    def __init__(self, idx: int, cell: Cell, pre: Prepass, key_counts: np.ndarray, config: ReplayConfig,
+                 with_rr: bool):
+        n, s = cell.workers, cell.sources
+        self.idx, self.cell, self.n, self.s = idx, cell, n, s
+        self.model = _worker_model(config, n)
+        self.strats = [make_strategy(cell, self.model) for _ in range(s)]
+        self.timed = type(self.strats[0]).uses_costs
+        self.head_mask = key_counts >= pre.tuples / (5.0 * n)
+        T = len(pre.window_ends)
+        self.counts = np.zeros((s, n), dtype=np.int64)
+        self.wcounts = np.zeros((s, T, n), dtype=np.int64)
+        self.head_counts = np.zeros((s, n), dtype=np.int64)
+        self.bits = np.zeros((pre.n_keys, (n + 63) // 64), dtype=np.uint64)
+        self.wstats: list[list[dict[str, float]]] = [[] for _ in range(s)]  # per source, per window
+        self.elapsed = [0.0] * s
+        self.routed = [0] * s
+        self.state = new_queue_state(n, T)
+        self.all_workers = np.ones(n, dtype=np.bool_)
+        self.rr_free = np.full(n, -np.inf) if with_rr else None
+        self.rr_sum = np.zeros(n) if with_rr else None
+
+    def feed(self, seq: np.ndarray, key: np.ndarray, ts: np.ndarray, cost: np.ndarray, widx: np.ndarray,
+             pre: Prepass, config: ReplayConfig) -> None:
+        """Route one block of the stream (contiguous ``seq``) through every source, then simulate
+        the queues on it in stream order."""
+        n, s = self.n, self.s
+        arrival = arrival_times(seq, ts, pre, config, n)
+        workers = np.empty(len(seq), dtype=np.int64)
+        lo0 = int(seq[0])
+        for j in range(s):
+            first = (j - lo0) % s  # offset in this block of source j's first tuple
+            if first >= len(seq):
+                continue
+            sl = slice(first, None, s)
+            sseq = np.ascontiguousarray(seq[sl])
+            skey = np.ascontiguousarray(key[sl])
+            # strategies blind to time and cost get placeholder arrays
+            sts = np.ascontiguousarray(arrival[sl]) if self.timed else np.zeros(len(sseq))
+            scost = np.ascontiguousarray(cost[sl]) if self.timed and pre.has_cost else np.ones(len(sseq))
+            batch = Batch(sseq, skey, sts, scost)
+            swidx = widx[sl]
+            out = np.empty(len(sseq), dtype=np.int64)
+            cuts = np.flatnonzero(np.diff(swidx)) + 1
+            strat = self.strats[j]
+            for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(sseq)]])):
+                t = int(swidx[lo])
+                t0 = time.perf_counter()
+                w = strat.route(batch.take(slice(lo, hi)))
+                self.elapsed[j] += time.perf_counter() - t0
+                out[lo:hi] = w
+                bc = np.bincount(w, minlength=n)
+                self.counts[j] += bc
+                self.wcounts[j, t] += bc
+                self.head_counts[j] += np.bincount(w[self.head_mask[skey[lo:hi]]], minlength=n)
+                if sseq[hi - 1] + s >= pre.window_ends[t]:  # this source's last tuple of window t
+                    while len(self.wstats[j]) <= t:
+                        self.wstats[j].append(strat.window_stats())
+            _mark_pairs(self.bits, skey, out)
+            self.routed[j] += len(sseq)
+            workers[sl] = out
+        exec_t = self.model.exec_times(seq, cost, workers)
+        simulate_queues(self.state, workers, arrival, exec_t, self.all_workers, widx)
+        if self.rr_sum is not None:
+            rr_w = seq % n
+            round_robin_latency(seq, arrival, self.model.exec_times(seq, cost, rr_w), self.all_workers,
+                                self.rr_free, self.rr_sum, n)
+
+    def finish(self, pre: Prepass, scratch: str) -> tuple[list[RoutePartial], QueuePartial]:
+        T = len(pre.window_ends)
+        parts = []
+        pairs_file = os.path.join(scratch, f"pairs-c{self.idx:05d}.npy")
+        np.save(pairs_file, self.bits)
+        for j, strat in enumerate(self.strats):
+            expected = len(range(j, pre.tuples, self.s))
+            if self.routed[j] != expected:
+                raise RuntimeError(f"internal: routed {self.routed[j]} tuples for source {j}, expected {expected}")
+            while len(self.wstats[j]) < T:
+                self.wstats[j].append(strat.window_stats())
+            parts.append(RoutePartial(self.idx, j, self.counts[j], self.wcounts[j], self.head_counts[j],
+                                      pairs_file if j == 0 else None, strat.summary(), self.wstats[j],
+                                      self.elapsed[j], self.routed[j]))
+        shipped = self.state._replace(hist=Sparse.of(self.state.hist), win_hist=Sparse.of(self.state.win_hist))
+        return parts, QueuePartial(self.idx, 0, np.arange(self.n), shipped, self.rr_sum)
 
 
-def route_task(ds_path: str, cells: Sequence[Cell], cell_idx: int, source: int, pre: Prepass,
-               config: ReplayConfig, scratch: str) -> RoutePartial:
-    """Route source ``source``'s tuples of cell ``cell_idx``; write the assignment to scratch."""
+def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], rr_cells: Sequence[int],
+                pre: Prepass, config: ReplayConfig, scratch: str) -> list[tuple[list[RoutePartial], QueuePartial]]:
+    """Replay the cells ``cell_idxs`` from one pass over the dataset: each block of tuples is
+    routed through every cell's sources in turn and fed to that cell's queues, so memory stays
+    bounded by a block whatever the stream's length.  ``rr_cells`` also simulate the round-robin
+    baseline.  Every cell's result depends only on the dataset and the cell (never on which
+    other cells share the task), which is what makes any grouping of cells into tasks give the
+    same bits."""
     ds = open_dataset(ds_path)
     key_counts = _key_counts(pre, scratch)
-    cell = cells[cell_idx]
-    n, s = cell.workers, cell.sources
-    strat = make_strategy(cell, _worker_model(config, n))
-    head_mask = key_counts >= pre.tuples / (5.0 * n)
-    T = len(pre.window_ends)
-    counts = np.zeros(n, dtype=np.int64)
-    wcounts = np.zeros((T, n), dtype=np.int64)
-    head_counts = np.zeros(n, dtype=np.int64)
-    words = (n + 63) // 64
-    bits = np.zeros((pre.n_keys, words), dtype=np.uint64)
-    m_source = len(range(source, pre.tuples, s))
-    dtype = np.int16 if n <= np.iinfo(np.int16).max else np.int32
-    out = np.lib.format.open_memmap(_assign_path(scratch, cell_idx, source), mode="w+", dtype=dtype,
-                                    shape=(m_source,))
-    pos = 0
-    wstats: list[dict[str, float]] = []  # strategy statistics at the end of each window
-    elapsed = 0.0
-    # strategies blind to time and cost read only seq and key (they get placeholder arrays)
-    timed = type(strat).uses_costs
-    cols = ["seq", "key"] + (["ts"] if timed else []) + (["cost"] if timed and pre.has_cost else [])
+    runs = [_CellRun(i, cells[i], pre, key_counts, config, i in rr_cells) for i in cell_idxs]
+    if not runs:
+        return []
+    cols = ["seq", "key"] + (["ts"] if config.provisioning is None else []) + (["cost"] if pre.has_cost else [])
     for b in ds.iter_batches(cols, BATCH):
-        if s > 1:
-            sel = (b["seq"] % s) == source
-            b = {c: v[sel] for c, v in b.items()}
         seq = b["seq"]
         if len(seq) == 0:
             continue
-        cost = b["cost"] if "cost" in b else np.ones(len(seq))
-        ts = arrival_times(seq, b["ts"], pre, config, n) if timed else np.zeros(len(seq))
-        batch = Batch(seq, b["key"], ts, cost)
-        widx = np.searchsorted(pre.window_ends, seq, side="right")
-        cuts = np.flatnonzero(np.diff(widx)) + 1
-        for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(seq)]])):
-            t = int(widx[lo])
-            t0 = time.perf_counter()
-            w = strat.route(batch.take(slice(lo, hi)))
-            elapsed += time.perf_counter() - t0
-            out[pos:pos + (hi - lo)] = w
-            pos += hi - lo
-            counts += np.bincount(w, minlength=n)
-            wcounts[t] += np.bincount(w, minlength=n)
-            keys = batch.key[lo:hi]
-            head_counts += np.bincount(w[head_mask[keys]], minlength=n)
-            _mark_pairs(bits, keys, w.astype(np.int64))
-            if seq[hi - 1] + s >= pre.window_ends[t]:  # this source's last tuple of window t
-                while len(wstats) <= t:
-                    wstats.append(strat.window_stats())
-    while len(wstats) < T:
-        wstats.append(strat.window_stats())
-    out.flush()
-    del out
-    if pos != m_source:
-        raise RuntimeError(f"internal: routed {pos} tuples for source {source}, expected {m_source}")
-    pairs_file = os.path.join(scratch, f"pairs-c{cell_idx:05d}-s{source:04d}.npy")
-    np.save(pairs_file, bits)
-    return RoutePartial(cell_idx, source, counts, wcounts, head_counts, pairs_file, strat.summary(),
-                        wstats, elapsed, m_source)
-
-
-# --------------------------------------------------------------------------------------------
-# queue tasks
-
-@dataclass
-class QueuePartial:
-    """A queue task's result: its workers' queue state (:class:`skewbench.simulation.QueueState`;
-    only this group's worker entries are non-zero) with the histograms made sparse for the trip
-    to the driver, and the round-robin baseline's completion-time sums when asked for."""
-
-    cell: int
-    group: int
-    workers: np.ndarray  # the worker ids simulated here
-    state: QueueState  # hist and win_hist as Sparse
-    rr_lat_sum: np.ndarray | None  # float64[n]: round robin on the same times (cell's baseline)
-
-
-def _assignments(scratch: str, cell_idx: int, s: int) -> list[np.ndarray]:
-    return [np.load(_assign_path(scratch, cell_idx, j), mmap_mode="r") for j in range(s)]
-
-
-def _global_workers(parts: list[np.ndarray], seq: np.ndarray) -> np.ndarray:
-    """Workers of a contiguous seq range, interleaving the sources' assignment files."""
-    s = len(parts)
-    if s == 1:
-        return np.asarray(parts[0][seq[0]:seq[-1] + 1], dtype=np.int64)
-    out = np.empty(len(seq), dtype=np.int64)
-    lo = int(seq[0])
-    for j in range(s):
-        first = (j - lo) % s  # offset in this batch of source j's first tuple
-        if first >= len(seq):
-            continue
-        idx0 = (lo + first) // s  # index of that tuple in source j's file
-        cnt = len(range(first, len(seq), s))
-        out[first::s] = parts[j][idx0:idx0 + cnt]
-    return out
-
-
-def queue_task(ds_path: str, cells: Sequence[Cell], cell_idx: int, group: int, pre: Prepass,
-               config: ReplayConfig, scratch: str, with_rr: bool) -> QueuePartial:
-    ds = open_dataset(ds_path)
-    cell = cells[cell_idx]
-    n = cell.workers
-    groups = min(config.queue_groups, n)
-    members = np.arange(n)[np.arange(n) % groups == group]
-    in_group = np.zeros(n, dtype=np.bool_)
-    in_group[members] = True
-    model = _worker_model(config, n)
-    T = len(pre.window_ends)
-    state = new_queue_state(n, T)
-    rr_free = np.full(n, -np.inf)
-    rr_sum = np.zeros(n) if with_rr else None
-    parts = _assignments(scratch, cell_idx, cell.sources)
-    cols = ["seq", "ts"] + (["cost"] if pre.has_cost else [])
-    for b in ds.iter_batches(cols, BATCH):
-        seq = b["seq"]
-        w = _global_workers(parts, seq)
-        a = arrival_times(seq, b["ts"], pre, config, n)
+        ts = b["ts"] if "ts" in b else np.zeros(len(seq))
         cost = b["cost"] if pre.has_cost else np.ones(len(seq))
-        x = model.exec_times(seq, cost, w)
         widx = np.searchsorted(pre.window_ends, seq, side="right")
-        simulate_queues(state, w, a, x, in_group, widx)
-        if rr_sum is not None:
-            rr_w = seq % n
-            round_robin_latency(seq, a, model.exec_times(seq, cost, rr_w), in_group, rr_free, rr_sum, n)
-    shipped = state._replace(hist=Sparse.of(state.hist), win_hist=Sparse.of(state.win_hist))
-    return QueuePartial(cell_idx, group, members, shipped, rr_sum)
+        for r in runs:
+            r.feed(seq, b["key"], ts, cost, widx, pre, config)
+    return [r.finish(pre, scratch) for r in runs]
+
+
+def task_groups(cells: Sequence[Cell], slots: int) -> list[list[int]]:
+    """Deal the cells over ``slots`` replay tasks (each reads the dataset once; more tasks when
+    a task would hold over :data:`MAX_CELLS_PER_TASK` cells), the costliest first to the least
+    loaded task: a cell's cost is its strategy's routing estimate
+    (:attr:`Strategy.route_cost`) plus one for its queue simulation.  Cells keep their order
+    within a task."""
+    slots = max(1, min(max(int(slots), -(-len(cells) // MAX_CELLS_PER_TASK)), len(cells)))
+    cost = [registry.get(FAMILY, c.strategy).route_cost + 1.0 for c in cells]
+    loads = [0.0] * slots
+    groups: list[list[int]] = [[] for _ in range(slots)]
+    for i in sorted(range(len(cells)), key=lambda i: (-cost[i], i)):
+        g = min(range(slots), key=lambda k: (loads[k], k))
+        groups[g].append(i)
+        loads[g] += cost[i]
+    return [sorted(g) for g in groups if g]
 
 
 # --------------------------------------------------------------------------------------------
@@ -411,6 +427,8 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueueParti
     # memory: OR the sources' bit sets, count replicas per key
     bits = None
     for r in routes:
+        if r.pairs_file is None:
+            continue
         b = np.load(r.pairs_file)
         bits = b if bits is None else (bits | b)
     replicas = _popcount_rows(bits)
@@ -535,21 +553,17 @@ def replay(ds_path: str | os.PathLike, cells: Sequence[Cell], config: ReplayConf
         key_counts = pre.key_counts
         np.save(os.path.join(scratch_dir, "key_counts.npy"), key_counts)
         pre.key_counts = None  # tasks load it from the scratch directory
-        route_items = [(i, j) for i, c in enumerate(cells) for j in range(c.sources)]
-        if progress:
-            progress(f"routing: {len(route_items)} tasks")
-        routes = executor(lambda it: route_task(path, cells, it[0], it[1], pre, config, scratch_dir),
-                          route_items, "route")
-        # RR baseline: once per distinct worker count, attached to the first cell with it
+        # RR baseline: once per distinct worker count, carried by the first cell with it
         rr_for: dict[int, int] = {}
         for i, c in enumerate(cells):
             rr_for.setdefault(c.workers, i)
-        queue_items = [(i, g) for i, c in enumerate(cells) for g in range(min(config.queue_groups, c.workers))]
+        rr_cells = sorted(rr_for.values())
+        groups = task_groups(cells, getattr(executor, "slots", 1))
         if progress:
-            progress(f"queues: {len(queue_items)} tasks")
-        queues = executor(lambda it: queue_task(path, cells, it[0], it[1], pre, config, scratch_dir,
-                                                rr_for[cells[it[0]].workers] == it[0]),
-                          queue_items, "queues")
+            progress(f"replaying {len(cells)} cells in {len(groups)} task(s), one read of the dataset each")
+        done = executor(lambda g: replay_task(path, cells, g, rr_cells, pre, config, scratch_dir), groups, "replay")
+        routes = [r for task in done for parts, _ in task for r in parts]
+        queues = [q for task in done for _, q in task]
         wall = time.perf_counter() - t_start
         summary, series = [], []
         rr_by_workers: dict[int, list[QueuePartial]] = {}
