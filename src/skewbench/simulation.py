@@ -19,6 +19,7 @@ execution time; its completion time (latency) is ``e - a``.  Times are milliseco
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import namedtuple
 from dataclasses import dataclass
@@ -63,9 +64,18 @@ class WorkerModel:
         return WorkerModel(breaks, factors)
 
     def exec_times(self, seq: np.ndarray, cost: np.ndarray, worker: np.ndarray) -> np.ndarray:
-        """True execution time of each tuple on its assigned worker."""
+        """True execution time of each tuple on its assigned worker (``cost`` itself, not a copy,
+        when every factor is 1: ``cost * 1.0`` is ``cost``)."""
+        if self._uniform:
+            return cost
+        if len(self.breaks) == 1:
+            return cost * self.factors[0][worker]
         p = np.searchsorted(self.breaks, seq, side="right") - 1
         return cost * self.factors[p, worker]
+
+    @functools.cached_property
+    def _uniform(self) -> bool:
+        return bool(np.all(self.factors == 1.0))
 
     @property
     def is_uniform(self) -> bool:

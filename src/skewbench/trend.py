@@ -186,6 +186,8 @@ def describe(summary: Mapping[str, Any]) -> str:
     n, changed, new = summary.get("cells", 0), summary.get(CHANGED, 0), summary.get(NEW, 0)
     if not n:
         return "no cells"
+    if not changed and not summary.get(SAME, 0):
+        return f"{new} new cells (no previous night)"
     if not changed:
         return f"no change in {summary.get(SAME, 0)} cells" + (f" ({new} new)" if new else "")
     names = "; ".join(f"{c.get('dataset')} {c.get('cell')}: {c.get('text')}" for c in summary["changed_cells"])

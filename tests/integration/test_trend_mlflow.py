@@ -64,7 +64,7 @@ def _by_strategy(logged):
 def test_first_night_is_new(nights, client):
     logged, _ = nights[0][1]
     assert [v["status"] for v in logged["trend"]] == ["new"] * 3
-    assert logged["trend_summary"]["new"] == 3 and logged["trend_summary"]["text"] == "no change in 0 cells (3 new)"
+    assert logged["trend_summary"]["new"] == 3 and logged["trend_summary"]["text"] == "3 new cells (no previous night)"
     for v in logged["trend"]:
         run = client.get_run(v["run_id"])
         assert run.data.tags["skewbench.trend"] == "new" and run.data.tags["skewbench.trend_previous_run"] == ""
@@ -120,7 +120,7 @@ def test_check_trend_fails_on_a_change_only_when_asked(nights):
         nightly.check_trend(changed_root, True)
     assert "1 of 3 cells changed" in nightly.check_trend(changed_root, False)
     assert nightly.check_trend(same_root, True) == "grouping: no change in 3 cells"
-    assert nightly.check_trend(str(out[1][1]), True) == "grouping: no change in 0 cells (3 new)"
+    assert nightly.check_trend(str(out[1][1]), True) == "grouping: 3 new cells (no previous night)"
 
 
 def test_trend_reads_without_writing(nights, tmp_path):

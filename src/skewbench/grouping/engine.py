@@ -154,29 +154,34 @@ class Prepass:
     mean_cost: float
     has_cost: bool
     window_ends: np.ndarray  # int64: seq of the last tuple of each window (inclusive ends + 1)
-    ts_first: float
-    ts_last: float
+    ts_first: float  # the first tuple's ts (dataset time mode)
+    ts_last: float  # the last tuple's ts (windows of dataset time only)
 
 
 def prepass(ds: Dataset, config: ReplayConfig) -> Prepass:
+    """Key counts, and what the replay's time mode needs: the mean cost (provisioning), the
+    first arrival (the dataset's times), the window edges (windows of dataset time); only the
+    columns these need are read."""
     m = ds.tuples
     if m == 0:
         raise SkewbenchError(f"dataset {ds.name} is empty: nothing to replay")
     counts = np.zeros(ds.n_keys, dtype=np.int64)
     has_cost = "cost" in ds.columns
+    need_cost = has_cost and config.provisioning is not None
+    by_time = config.window_seconds is not None
     cost_sum = 0.0
     ts_first = ts_last = 0.0
     time_ends: list[int] = []
     next_edge = None
-    cols = ["seq", "ts", "key"] + (["cost"] if has_cost else [])
+    cols = ["key"] + (["cost"] if need_cost else []) + (["seq", "ts"] if by_time else [])
     for b in ds.iter_batches(cols, BATCH):
         counts += np.bincount(b["key"], minlength=ds.n_keys)
-        if has_cost:
+        if need_cost:
             cost_sum += float(np.sum(b["cost"]))
-        if b["seq"][0] == 0:
-            ts_first = float(b["ts"][0])
-        ts_last = float(b["ts"][-1])
-        if config.window_seconds is not None:
+        if by_time:
+            if b["seq"][0] == 0:
+                ts_first = float(b["ts"][0])
+            ts_last = float(b["ts"][-1])
             w = config.window_seconds
             if next_edge is None:
                 next_edge = ts_first + w
@@ -185,13 +190,23 @@ def prepass(ds: Dataset, config: ReplayConfig) -> Prepass:
                 idx = int(np.searchsorted(ts, next_edge, side="left"))
                 time_ends.append(int(b["seq"][0]) + idx)
                 next_edge += w
-    if config.window_seconds is not None:
+    if not by_time and config.provisioning is None:  # the first arrival, for the throughput
+        ts_first = ds.first_value("ts")
+    if by_time:
         ends = np.array(sorted(set(e for e in time_ends if 0 < e < m)) + [m], dtype=np.int64)
     else:
         w = config.window or max(1, -(-m // DEFAULT_WINDOWS))
         ends = np.minimum(np.arange(w, m + w, w, dtype=np.int64), m)
-    mean_cost = cost_sum / m if has_cost else 1.0
+    mean_cost = cost_sum / m if need_cost else 1.0
     return Prepass(m, ds.n_keys, counts, mean_cost, has_cost, ends, ts_first, ts_last)
+
+
+def window_index(seq: np.ndarray, pre: Prepass, config: ReplayConfig) -> np.ndarray:
+    """The metrics window of each tuple (``searchsorted`` over the window ends; a division when
+    the windows are equal runs of tuples)."""
+    if config.window_seconds is None:
+        return seq // int(pre.window_ends[0])  # ends are w, 2w, ..., m: the last window may be short
+    return np.searchsorted(pre.window_ends, seq, side="right")
 
 
 def arrival_times(seq: np.ndarray, ts_seconds: np.ndarray, pre: Prepass, config: ReplayConfig,
@@ -364,7 +379,7 @@ def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], r
             continue
         ts = b["ts"] if "ts" in b else np.zeros(len(seq))
         cost = b["cost"] if pre.has_cost else np.ones(len(seq))
-        widx = np.searchsorted(pre.window_ends, seq, side="right")
+        widx = window_index(seq, pre, config)
         for r in runs:
             r.feed(seq, b["key"], ts, cost, widx, pre, config)
     return [r.finish(pre, scratch) for r in runs]
