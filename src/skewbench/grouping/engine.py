@@ -257,10 +257,17 @@ class QueuePartial:
 
 
 @njit(cache=True)
-def _mark_pairs(bits, keys, workers):
+def _account(workers, keys, widx, head_mask, counts, wcounts, head_counts, bits):
+    """Per-worker, per-window and true-head tuple counts, and the (key, worker) bit set, of a
+    source's routed tuples (one pass)."""
     for i in range(keys.shape[0]):
         w = workers[i]
-        bits[keys[i], w >> 6] |= np.uint64(1) << np.uint64(w & 63)
+        k = keys[i]
+        counts[w] += 1
+        wcounts[widx[i], w] += 1
+        if head_mask[k]:
+            head_counts[w] += 1
+        bits[k, w >> 6] |= np.uint64(1) << np.uint64(w & 63)
 
 
 def _key_counts(pre: Prepass, scratch: str) -> np.ndarray:
@@ -321,17 +328,13 @@ class _CellRun:
             for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(sseq)]])):
                 t = int(swidx[lo])
                 t0 = time.perf_counter()
-                w = strat.route(batch.take(slice(lo, hi)))
+                out[lo:hi] = strat.route(batch.take(slice(lo, hi)))
                 self.elapsed[j] += time.perf_counter() - t0
-                out[lo:hi] = w
-                bc = np.bincount(w, minlength=n)
-                self.counts[j] += bc
-                self.wcounts[j, t] += bc
-                self.head_counts[j] += np.bincount(w[self.head_mask[skey[lo:hi]]], minlength=n)
                 if sseq[hi - 1] + s >= pre.window_ends[t]:  # this source's last tuple of window t
                     while len(self.wstats[j]) <= t:
                         self.wstats[j].append(strat.window_stats())
-            _mark_pairs(self.bits, skey, out)
+            _account(out, skey, swidx, self.head_mask, self.counts[j], self.wcounts[j], self.head_counts[j],
+                     self.bits)
             self.routed[j] += len(sseq)
             workers[sl] = out
         exec_t = self.model.exec_times(seq, cost, workers)
