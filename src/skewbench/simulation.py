@@ -142,7 +142,8 @@ def _queue_kernel(workers, arrival, exec_t, in_group, widx, st, l0, log_r_f, log
         st.wait_sum[w] += start - a
         st.last_end[w] = e
         x = lat / l0
-        b = int(math.log(x) / log_r_f) if x > 1.0 else 0
+        lx = math.log(x) if x > 1.0 else 0.0  # once for both histograms
+        b = int(lx / log_r_f) if x > 1.0 else 0
         if b >= nf:
             b = nf - 1
         st.hist[b] += 1
@@ -151,7 +152,7 @@ def _queue_kernel(workers, arrival, exec_t, in_group, widx, st, l0, log_r_f, log
         st.win_sum[k, w] += lat
         if lat > st.win_max[k]:
             st.win_max[k] = lat
-        bc = int(math.log(x) / log_r_c) if x > 1.0 else 0
+        bc = int(lx / log_r_c) if x > 1.0 else 0
         if bc >= nc:
             bc = nc - 1
         st.win_hist[k, bc] += 1

@@ -276,6 +276,20 @@ def _key_counts(pre: Prepass, scratch: str) -> np.ndarray:
     return np.load(os.path.join(scratch, "key_counts.npy"))
 
 
+_FILLED: dict[float, np.ndarray] = {}
+
+
+def _filled(value: float, length: int) -> np.ndarray:
+    """A read-only array of ``length`` copies of ``value`` (placeholder times and costs), a view
+    of one shared array that grows as needed."""
+    a = _FILLED.get(value)
+    if a is None or len(a) < length:
+        a = np.full(max(length, BATCH), value)
+        a.flags.writeable = False
+        _FILLED[value] = a
+    return a[:length]
+
+
 class _CellRun:
     """One cell's state across the blocks of a replay task: a strategy object per source (each
     source routes with its own state, in stream order), the counts, the (key, worker) bit set,
@@ -318,12 +332,13 @@ class _CellRun:
             sseq = np.ascontiguousarray(seq[sl])
             skey = np.ascontiguousarray(key[sl])
             # strategies blind to time and cost get placeholder arrays
-            sts = np.ascontiguousarray(arrival[sl]) if self.timed else np.zeros(len(sseq))
-            scost = np.ascontiguousarray(cost[sl]) if self.timed and pre.has_cost else np.ones(len(sseq))
+            sts = np.ascontiguousarray(arrival[sl]) if self.timed else _filled(0.0, len(sseq))
+            scost = np.ascontiguousarray(cost[sl]) if self.timed and pre.has_cost else _filled(1.0, len(sseq))
             batch = Batch(sseq, skey, sts, scost)
             swidx = widx[sl]
             out = np.empty(len(sseq), dtype=np.int64)
-            cuts = np.flatnonzero(np.diff(swidx)) + 1
+            # the first tuple of each later window (windows are non-decreasing along the stream)
+            cuts = np.unique(np.searchsorted(swidx, np.arange(swidx[0] + 1, swidx[-1] + 1)))
             strat = self.strats[j]
             for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(sseq)]])):
                 t = int(swidx[lo])
@@ -380,8 +395,8 @@ def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], r
         seq = b["seq"]
         if len(seq) == 0:
             continue
-        ts = b["ts"] if "ts" in b else np.zeros(len(seq))
-        cost = b["cost"] if pre.has_cost else np.ones(len(seq))
+        ts = b["ts"] if "ts" in b else _filled(0.0, len(seq))
+        cost = b["cost"] if pre.has_cost else _filled(1.0, len(seq))
         widx = window_index(seq, pre, config)
         for r in runs:
             r.feed(seq, b["key"], ts, cost, widx, pre, config)
