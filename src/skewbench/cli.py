@@ -298,10 +298,11 @@ class _Families(clikit.Group):
         return list(families())
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        from skewbench.families import families
+        from skewbench.families import get
 
-        fam = families().get(name)
-        if fam is None:
+        try:
+            fam = get(name)
+        except SkewbenchError:
             return None
         return fam.attr("cli", "command")
 

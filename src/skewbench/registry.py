@@ -69,9 +69,17 @@ def _load(target: str) -> type:
     return obj
 
 
+@lru_cache(maxsize=None)
+def _builtin(family: str) -> dict[str, str]:
+    return _families.get(family).builtin_strategies
+
+
 def get(family: str, name: str) -> type:
-    """The strategy class registered as ``name`` in ``family``."""
-    t = _table(family)
+    """The strategy class registered as ``name`` in ``family`` (a built-in name is found without
+    reading the installed packages' entry points: no outside entry can take it over)."""
+    t = _builtin(family)
+    if name not in t:
+        t = _table(family)
     if name not in t:
         raise SkewbenchError(f"unknown {family} strategy '{name}' (known: {', '.join(t)})")
     cls = _load(t[name])
@@ -96,6 +104,7 @@ def refresh() -> None:
     _families.refresh()
     _outside.cache_clear()
     _table.cache_clear()
+    _builtin.cache_clear()
     _load.cache_clear()
 
 

@@ -532,14 +532,14 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
             children[key] = rid
             verdict["run_id"] = rid
 
+        if callable(report):  # it draws the figures into plots_dir too
+            report = report(verdicts)
         for (path, _, _, _), name in zip(loaded, names):
             for f in ("summary.parquet", "series.parquet", "_manifest.json"):
                 client.log_artifact(pid, str(path / f), f"results/{name}")
             plots = Path(plots_dir) / name if plots_dir is not None else None
             if plots is not None and plots.is_dir() and any(plots.iterdir()):
                 client.log_artifacts(pid, str(plots), f"plots/{name}")
-        if callable(report):
-            report = report(verdicts)
         if report is not None:
             client.log_artifact(pid, str(report))
         client.set_terminated(pid, RunStatus.to_string(RunStatus.FINISHED))
