@@ -317,9 +317,10 @@ class _CellRun:
         self.rr_sum = np.zeros(n) if with_rr else None
 
     def feed(self, seq: np.ndarray, key: np.ndarray, ts: np.ndarray, cost: np.ndarray, widx: np.ndarray,
-             pre: Prepass, config: ReplayConfig) -> None:
+             pre: Prepass, config: ReplayConfig, split: dict) -> None:
         """Route one block of the stream (contiguous ``seq``) through every source, then simulate
-        the queues on it in stream order."""
+        the queues on it in stream order.  ``split`` caches the block's per-source arrays for
+        the other cells of the task with the same number of sources."""
         n, s = self.n, self.s
         arrival = arrival_times(seq, ts, pre, config, n)
         workers = np.empty(len(seq), dtype=np.int64)
@@ -329,16 +330,17 @@ class _CellRun:
             if first >= len(seq):
                 continue
             sl = slice(first, None, s)
-            sseq = np.ascontiguousarray(seq[sl])
-            skey = np.ascontiguousarray(key[sl])
+            if (s, j) not in split:
+                sw = widx[sl]
+                # the first tuple of each later window (windows are non-decreasing along the stream)
+                cuts = np.unique(np.searchsorted(sw, np.arange(sw[0] + 1, sw[-1] + 1)))
+                split[s, j] = (np.ascontiguousarray(seq[sl]), np.ascontiguousarray(key[sl]), sw, cuts)
+            sseq, skey, swidx, cuts = split[s, j]
             # strategies blind to time and cost get placeholder arrays
             sts = np.ascontiguousarray(arrival[sl]) if self.timed else _filled(0.0, len(sseq))
             scost = np.ascontiguousarray(cost[sl]) if self.timed and pre.has_cost else _filled(1.0, len(sseq))
             batch = Batch(sseq, skey, sts, scost)
-            swidx = widx[sl]
             out = np.empty(len(sseq), dtype=np.int64)
-            # the first tuple of each later window (windows are non-decreasing along the stream)
-            cuts = np.unique(np.searchsorted(swidx, np.arange(swidx[0] + 1, swidx[-1] + 1)))
             strat = self.strats[j]
             for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(sseq)]])):
                 t = int(swidx[lo])
@@ -398,8 +400,9 @@ def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], r
         ts = b["ts"] if "ts" in b else _filled(0.0, len(seq))
         cost = b["cost"] if pre.has_cost else _filled(1.0, len(seq))
         widx = window_index(seq, pre, config)
+        split: dict = {}
         for r in runs:
-            r.feed(seq, b["key"], ts, cost, widx, pre, config)
+            r.feed(seq, b["key"], ts, cost, widx, pre, config, split)
     return [r.finish(pre, scratch) for r in runs]
 
 
