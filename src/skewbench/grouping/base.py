@@ -67,8 +67,10 @@ class Strategy:
     uses_costs: ClassVar[bool] = False
     #: True when the result depends on the hash seed (False: one replay is enough for all seeds)
     seeded: ClassVar[bool] = True
-    #: routing time per tuple relative to the engine's queue simulation (about 18 M tuples/s on
-    #: one core; see BENCHMARKS.md); only used to deal the replay's cells evenly over parallel tasks
+    #: routing time per tuple relative to the rest of a cell's replay (queue simulation and
+    #: accounting, about 13 M tuples/s on one core; measured: KG 0.1, SG 0.05, PKG 0.15, D-C,
+    #: W-C and RR 1.05, OSG 1.3 at n = 5); only used to deal the replay's cells evenly over
+    #: parallel tasks
     route_cost: ClassVar[float] = 1.0
 
     def __init__(self, workers: int, sources: int = 1, seed: int = 0,

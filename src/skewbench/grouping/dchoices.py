@@ -730,7 +730,7 @@ class KG(_Routed):
 
 class SG(_Routed):
     name = "sg"
-    route_cost = 0.1
+    route_cost = 0.05
     description = "shuffle grouping: per-source round robin over the workers, from worker 0"
     defaults: dict[str, Any] = {}
     param_docs: dict[str, str] = {}
@@ -746,7 +746,7 @@ class SG(_Routed):
 
 class PKG(_Routed):
     name = "pkg"
-    route_cost = 0.2
+    route_cost = 0.15
     description = "partial key grouping: least locally loaded of F_1(key), F_2(key)"
     defaults: dict[str, Any] = {}
     param_docs: dict[str, str] = {}
@@ -807,6 +807,8 @@ _NO_FOC_DOCS: dict[str, str] = {
 
 class HeadAware(_Routed):
     """Algorithm 1 (spec 2.5): a SpaceSaving head per source, PKG for the tail."""
+
+    route_cost = 1.05
 
     defaults: dict[str, Any] = dict(_HEAD_DEFAULTS)
     param_docs: dict[str, str] = dict(_HEAD_DOCS)

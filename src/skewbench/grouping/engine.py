@@ -319,10 +319,12 @@ class _CellRun:
     def feed(self, seq: np.ndarray, key: np.ndarray, ts: np.ndarray, cost: np.ndarray, widx: np.ndarray,
              pre: Prepass, config: ReplayConfig, split: dict) -> None:
         """Route one block of the stream (contiguous ``seq``) through every source, then simulate
-        the queues on it in stream order.  ``split`` caches the block's per-source arrays for
-        the other cells of the task with the same number of sources."""
+        the queues on it in stream order.  ``split`` caches the block's per-source arrays and
+        arrival times for the other cells of the task with as many sources or workers."""
         n, s = self.n, self.s
-        arrival = arrival_times(seq, ts, pre, config, n)
+        if ("arrival", n) not in split:
+            split["arrival", n] = arrival_times(seq, ts, pre, config, n)
+        arrival = split["arrival", n]
         workers = np.empty(len(seq), dtype=np.int64)
         lo0 = int(seq[0])
         for j in range(s):
@@ -408,18 +410,58 @@ def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], r
 
 def task_groups(cells: Sequence[Cell], slots: int) -> list[list[int]]:
     """Deal the cells over ``slots`` replay tasks (each reads the dataset once; more tasks when
-    a task would hold over :data:`MAX_CELLS_PER_TASK` cells), the costliest first to the least
-    loaded task: a cell's cost is its strategy's routing estimate
-    (:attr:`Strategy.route_cost`) plus one for its queue simulation.  Cells keep their order
-    within a task."""
+    a task would hold over :data:`MAX_CELLS_PER_TASK` cells) so that the costliest task is as
+    cheap as possible: the costliest cells first to the least loaded task, then single moves and
+    swaps between the costliest task and the others while they lower its cost.  A cell's cost is
+    its strategy's routing estimate (:attr:`Strategy.route_cost`) plus one for the rest of its
+    replay.  With few cells (``slots ** cells <= 4096``) the best assignment is found exhaustively.
+    Cells keep their order within a task."""
     slots = max(1, min(max(int(slots), -(-len(cells) // MAX_CELLS_PER_TASK)), len(cells)))
     cost = [registry.get(FAMILY, c.strategy).route_cost + 1.0 for c in cells]
-    loads = [0.0] * slots
+    if slots > 1 and slots ** len(cells) <= 4096:  # few cells: the best assignment, exhaustively
+        import itertools
+
+        def makespan(assign: tuple[int, ...]) -> float:
+            load = [0.0] * slots
+            for i, g in enumerate(assign):
+                load[g] += cost[i]
+            return max(load)
+
+        best = min((a for a in itertools.product(range(slots), repeat=len(cells)) if len(set(a)) == slots),
+                   key=makespan)
+        return [[i for i, g in enumerate(best) if g == k] for k in range(slots)]
     groups: list[list[int]] = [[] for _ in range(slots)]
+    load = [0.0] * slots
     for i in sorted(range(len(cells)), key=lambda i: (-cost[i], i)):
-        g = min(range(slots), key=lambda k: (loads[k], k))
+        g = min(range(slots), key=lambda k: (load[k], k))
         groups[g].append(i)
-        loads[g] += cost[i]
+        load[g] += cost[i]
+    for _ in range(4 * len(cells)):  # local search; each step strictly lowers the costliest task
+        top = max(range(slots), key=lambda k: (load[k], -k))
+        best = None  # (new max of the pair, top's cell, other task, other's cell or None)
+        for o in range(slots):
+            if o == top:
+                continue
+            for i in groups[top]:
+                if len(groups[top]) + (len(groups[o]) > 0) > 1 and len(groups[o]) < MAX_CELLS_PER_TASK:
+                    cand = (max(load[top] - cost[i], load[o] + cost[i]), i, o, None)
+                    best = min(best, cand, key=lambda c: c[0]) if best else cand
+                for j in groups[o]:
+                    d = cost[i] - cost[j]
+                    cand = (max(load[top] - d, load[o] + d), i, o, j)
+                    best = min(best, cand, key=lambda c: c[0]) if best else cand
+        if best is None or best[0] >= load[top] - 1e-9:
+            break
+        _, i, o, j = best
+        groups[top].remove(i)
+        groups[o].append(i)
+        load[top] -= cost[i]
+        load[o] += cost[i]
+        if j is not None:
+            groups[o].remove(j)
+            groups[top].append(j)
+            load[top] += cost[j]
+            load[o] -= cost[j]
     return [sorted(g) for g in groups if g]
 
 

@@ -787,6 +787,7 @@ def _worker_arrays(wm: WorkerModel, workers: int, name: str) -> tuple[np.ndarray
 class OSG(Strategy):
     """Online Shuffle Grouping (see the module docstring)."""
 
+    route_cost = 1.3
     name = "osg"
     description = ("Online Shuffle Grouping: Count-Min execution-time estimates, greedy "
                    "least-estimated-work scheduler with epoch resynchronisation")
