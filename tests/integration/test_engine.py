@@ -232,3 +232,21 @@ def test_strategy_statistics_are_those_of_the_active_sources(dataset):
     assert stats["d_final"] == pytest.approx(whole.summary()["d_final"])
     assert stats["head_size_final"] == pytest.approx(np.mean([p["head_size_final"] for p in per_source]))
     assert stats["head_size_final"] == pytest.approx(whole.summary()["head_size_final"])
+
+
+def test_block_progress_reports_the_share_done():
+    msgs: list[str] = []
+    cb = engine._block_progress(msgs.append, 10, every=0.0)
+    cb(3)
+    cb(7)  # the end: no message (the caller says when it is done)
+    assert len(msgs) == 1 and msgs[0].startswith("30% of the tuples"), msgs
+
+
+def test_in_process_replay_reports_progress(dataset, monkeypatch):
+    msgs: list[str] = []
+    monkeypatch.setattr(engine, "BATCH", 1000)
+    real = engine._block_progress
+    monkeypatch.setattr(engine, "_block_progress", lambda p, total: real(p, total, every=0.0))
+    replay(dataset, [cell("pkg", 4, 2, 0)], ReplayConfig(), progress=msgs.append)
+    shares = [int(m.split("%")[0]) for m in msgs if "% of the tuples" in m]
+    assert shares and shares == sorted(shares) and 0 < shares[0] and shares[-1] < 100, msgs

@@ -382,13 +382,14 @@ class _CellRun:
 
 
 def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], rr_cells: Sequence[int],
-                pre: Prepass, config: ReplayConfig, scratch: str) -> list[tuple[list[RoutePartial], QueuePartial]]:
+                pre: Prepass, config: ReplayConfig, scratch: str,
+                on_block: Callable[[int], None] | None = None) -> list[tuple[list[RoutePartial], QueuePartial]]:
     """Replay the cells ``cell_idxs`` from one pass over the dataset: each block of tuples is
     routed through every cell's sources in turn and fed to that cell's queues, so memory stays
     bounded by a block whatever the stream's length.  ``rr_cells`` also simulate the round-robin
     baseline.  Every cell's result depends only on the dataset and the cell (never on which
     other cells share the task), which is what makes any grouping of cells into tasks give the
-    same bits."""
+    same bits.  ``on_block`` (in this process only) is told the tuples of each block done."""
     ds = open_dataset(ds_path)
     key_counts = _key_counts(pre, scratch)
     runs = [_CellRun(i, cells[i], pre, key_counts, config, i in rr_cells) for i in cell_idxs]
@@ -405,6 +406,8 @@ def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], r
         split: dict = {}
         for r in runs:
             r.feed(seq, b["key"], ts, cost, widx, pre, config, split)
+        if on_block is not None:
+            on_block(len(seq))
     return [r.finish(pre, scratch) for r in runs]
 
 
@@ -639,7 +642,10 @@ def replay(ds_path: str | os.PathLike, cells: Sequence[Cell], config: ReplayConf
         groups = task_groups(cells, getattr(executor, "slots", 1))
         if progress:
             progress(f"replaying {len(cells)} cells in {len(groups)} task(s), one read of the dataset each")
-        done = executor(lambda g: replay_task(path, cells, g, rr_cells, pre, config, scratch_dir), groups, "replay")
+        on_block = _block_progress(progress, pre.tuples * len(groups)) \
+            if progress is not None and executor is local_executor else None
+        done = executor(lambda g: replay_task(path, cells, g, rr_cells, pre, config, scratch_dir, on_block),
+                        groups, "replay")
         routes = [r for task in done for parts, _ in task for r in parts]
         queues = [q for task in done for _, q in task]
         wall = time.perf_counter() - t_start
@@ -663,6 +669,22 @@ def replay(ds_path: str | os.PathLike, cells: Sequence[Cell], config: ReplayConf
     finally:
         if own_scratch:
             shutil.rmtree(scratch_dir, ignore_errors=True)
+
+
+def _block_progress(progress: Callable[[str], None], total: int, every: float = 10.0) -> Callable[[int], None]:
+    """A block callback that reports the share of the replay done at most every ``every`` seconds."""
+    state = {"done": 0, "t0": time.monotonic(), "last": time.monotonic()}
+
+    def on_block(tuples: int) -> None:
+        state["done"] += tuples
+        now = time.monotonic()
+        if now - state["last"] >= every and state["done"] < total:
+            state["last"] = now
+            frac = state["done"] / total
+            left = (now - state["t0"]) * (1 - frac) / frac
+            progress(f"{100 * frac:.0f}% of the tuples through their tasks, about {left:.0f} s left")
+
+    return on_block
 
 
 def replay_to_dir(ds_path: str | os.PathLike, cells: Sequence[Cell], out_dir: str | os.PathLike,
