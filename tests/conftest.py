@@ -11,6 +11,20 @@ import pytest
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+# no usage reporting from the MLflow client, server or UI started by tests (mlflow reads both)
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("DO_NOT_TRACK", "true")
+
+# Hypothesis: "ci" (the default) is derandomised, so a run's examples are the same on every
+# machine and a failure reproduces; "deep" draws random examples, 1,000 where a test sets no
+# count of its own, for local runs: HYPOTHESIS_PROFILE=deep make test.
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("deep", derandomize=False, deadline=None, max_examples=1000,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("SKEWBENCH_SHARED_DATA", REPO.parent / "shared" / "data"))
