@@ -74,9 +74,9 @@ def migrate(env: dict[str, str]) -> None:
 
 PROBE = r'''
 import json, sys, time
-import great_expectations  # before Airflow: keeps GE's logging quiet
-t0 = time.perf_counter()
 from airflow.dag_processing.dagbag import DagBag
+before = set(sys.modules)
+t0 = time.perf_counter()
 bag = DagBag(sys.argv[1])
 out = {"errors": {k: str(v) for k, v in bag.import_errors.items()}, "dags": {}}
 for dag_id, dag in bag.dags.items():
@@ -87,6 +87,7 @@ for dag_id, dag in bag.dags.items():
         "params": sorted(dag.params.keys()),
     }
 out["seconds"] = time.perf_counter() - t0
+out["parse_imports"] = sorted(m for m in set(sys.modules) - before if "." not in m)
 print("PROBE" + json.dumps(out))
 '''
 

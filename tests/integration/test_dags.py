@@ -39,8 +39,10 @@ def test_dags_import_cleanly_with_tags_retries_and_docs(dags_info):
         assert d["max_active_runs"] == 1, dag_id
         for task_id, t in d["tasks"].items():
             assert t["retries"] >= 1, (dag_id, task_id)
-    # no heavy work at parse time: both DAG files parse in well under the default 30 s timeout
-    assert info["seconds"] < 15, info["seconds"]
+    # nothing heavy at parse time: parsing imports none of the engines' libraries (a wall-clock
+    # bound would depend on the machine)
+    heavy = {"pyspark", "mlflow", "numba", "pandas", "matplotlib", "highspy", "great_expectations", "pyarrow"}
+    assert not heavy & set(info["parse_imports"]), sorted(heavy & set(info["parse_imports"]))
 
 
 def test_nightly_task_graph(dags_info):
