@@ -923,7 +923,7 @@ def test_r12_grid(r12_grid):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "R12 '|K| (1e4 vs 1e5) makes no visible difference' (checked: mean imbalance within 2x "
     "wherever one of the two exceeds 1e-4): PKG at z=0.8, n=100 is 8.6e-3 (|K|=1e4) vs 1.3e-3 "
     "(1e5) because p1 itself drops from 6.37% to 2.3% (the spec's own 5.2 note); D-C and RR near "
@@ -1031,7 +1031,7 @@ def test_r2_r3_r4_wp_surrogate(surrogates):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "R2 (A) 'PKG's imbalance on WP approaches ~10%': not reachable - on the WP surrogate PKG "
     "measures 0.0369 at n=100 (mean of 3 seeds; bound p^1/2 - 1/n = 0.0367); 10% would need one "
     "worker to carry more than the whole top key (p1 = 9.32%), spec A1.  Real WP not available (A18)."))
@@ -1084,7 +1084,7 @@ def test_r13_surrogates_imbalance_vs_scale(surrogates):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "R13 'at n = 20, 50, 100 PKG is worse (here: >= 2x) than D-C and W-C' on every dataset: on "
     "the TW and CT surrogates p1 (2.67%, 3.29%; 0.8% overall for the spec's CT recipe) is below "
     "2/n for n <= 50, PKG sits at the noise floor (2e-6..2.2e-5) and D-C computes d = 2, i.e. "
@@ -1100,7 +1100,7 @@ def test_r13_pkg_worse_everywhere_at_scale(surrogates):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "R13 'CT is harder to balance for all methods' fails against WP for PKG and (CT-stable) D-C: "
     "a surrogate's PKG/D-C imbalance is set by its p1 (CT 3.29%, 0.8% overall for the spec "
     "recipe, vs WP 9.32%): geometric mean over n of PKG 1.5e-5 (CT) / 2.5e-5 (CT-stable) vs "
@@ -1238,7 +1238,7 @@ def test_5_3_pilot_spot_checks(pilot_results):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "5.3 D-C imbalance vs the single-seed pilot, order of magnitude on our 3-seed median: "
     "z=1.4,n=50 ours 4.2e-5 vs 6.8e-4; z=1.4,n=100 1.7e-4 vs 1.0e-5; z=2.0,n=50 8.2e-4 vs 5e-6; "
     "z=2.0,n=100 3.4e-4 vs 5e-6.  D-C's d is the smallest d whose EXPECTED number of distinct "
@@ -1310,7 +1310,7 @@ def test_r15_r16_queueing_proxy(proxy_results):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "R16 latency ordering PKG > SG ~ D-C ~ W-C at z = 1.4: at lambda = 5000 msg/s PKG is not "
     "saturated (max load 0.164 -> 820 msg/s on its busiest worker, capacity 1000), p99 6.4 ms, "
     "while SG (38.6 ms) and D-C/W-C (29 ms) pay for synchronised bursts: all 48 sources start "

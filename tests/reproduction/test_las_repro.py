@@ -142,14 +142,14 @@ def test_t3_las_close_to_the_bound_and_its_drop_rate():
         assert abs(v["dr"] - v["dr_predicted"]) <= 0.01, (u, v)
 
 
-@pytest.mark.xfail(strict=True, reason="T3 as the issue words it (LAS at or under tau on average at every u): "
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T3 as the issue words it (LAS at or under tau on average at every u): "
                    "over tau by 3-16% at u = 0, 10, 30, 90 (REPRODUCTION.md); the paper says 'close to tau'")
 def test_t3_las_at_or_under_the_bound_at_every_u():
     for u, v in t3_values().items():
         assert v["q_over_tau"] <= 1.0, (u, v)
 
 
-@pytest.mark.xfail(strict=True, reason="T3 ablation: without the (1+eps) factor LAS's Q is 5-12x tau, not at "
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T3 ablation: without the (1+eps) factor LAS's Q is 5-12x tau, not at "
                    "tau as the spec's sanity note predicts: the Count-Min estimates run about 2% low on these "
                    "streams and that drift accumulates between syncs (REPRODUCTION.md)")
 def test_t3_ablation_without_the_factor_sits_at_the_bound():
@@ -215,7 +215,7 @@ def test_t6_t7_t8_distributions():
     # T8 is checked in test_t8_lambda_falls_with_skew (a miss is reported, not hidden)
 
 
-@pytest.mark.xfail(strict=True, reason="T8: the (1+eps) over-estimate sets LAS's extra drops almost "
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T8: the (1+eps) over-estimate sets LAS's extra drops almost "
                    "independently of skew (spec section 5 sanity note); see REPRODUCTION.md")
 def test_t8_lambda_falls_with_skew():
     r = e2()
@@ -331,7 +331,7 @@ def test_t13_phase_f_sm_diverges():
     assert s["sm"]["F"]["q_last"] > s["sm"]["F"]["q_first"]
 
 
-@pytest.mark.xfail(strict=True, reason="T13: LAS comes back toward tau within phase F in only some runs; its "
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T13: LAS comes back toward tau within phase F in only some runs; its "
                    "sync waits for two stable operator windows and then for the queued sync tuple "
                    "(REPRODUCTION.md; with mu = inf it recovers in every run)")
 def test_t13_phase_f_las_recovers_within_the_phase():
@@ -392,7 +392,7 @@ def test_t15_tweets_straw_man(tweets_dir):
     assert cl["sm"] >= 10 * cl["las"] and cl["sm"] >= 10 * cl["fk"]  # and waits at least 10x longer
 
 
-@pytest.mark.xfail(strict=True, reason="T15 on the A24 surrogate: LAS's completion latency is about 2x FK's "
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T15 on the A24 surrogate: LAS's completion latency is about 2x FK's "
                    "(89 vs 42 ms), not 'very close'; LAS and FK drop 10-11%, just above the paper's 5-10% "
                    "(REPRODUCTION.md)")
 def test_t15_tweets_las_close_to_full_knowledge(tweets_dir):
