@@ -27,7 +27,8 @@ Execution times (``cost``, milliseconds)
     * ``uniform``: each key's cost is uniform in ``[low, high]``;
     * ``levels``: ``levels`` values evenly spaced in ``[low, high]``; a random permutation of the
       keys is cut into ``levels`` equal groups, group ``j`` gets value ``j`` (the OSG and LAS papers'
-      model: OSG's default is 64 levels in 1..64 ms, LAS's 64 levels in 0.1..6.4 ms);
+      model: LAS's 64 levels in 0.1..6.4 ms; OSG's text states 1..64 ms, but its figures imply
+      0.1..6.4 ms for the simulations and 1..64 ms only for the time series, osg.spec.md A1);
     * ``values``: an explicit list of values, assigned to equal random groups the same way;
     * ``noise`` (any model): per-tuple factor ``1 + noise * Z`` with ``Z`` standard normal,
       floored at ``1e-3`` so a cost stays ``> 0``.
