@@ -30,6 +30,8 @@ wait_http() {  # url, seconds
 
 if [ "$cmd" = stop ]; then stop; exit 0; fi
 [ -f "$pids" ] && stop
+# everything the UIs write (the generated admin password above all) is readable by this user only
+umask 077
 mkdir -p "$state/logs"
 : > "$pids"
 
@@ -52,6 +54,7 @@ wait_http "http://127.0.0.1:$mlflow_port/" 120 || echo "warning: MLflow UI not a
 wait_http "http://127.0.0.1:$airflow_port/api/v2/version" 240 || echo "warning: Airflow not answering yet (see $state/logs/airflow.log)"
 pwfile="$AIRFLOW_HOME/simple_auth_manager_passwords.json.generated"
 for _ in $(seq 30); do [ -s "$pwfile" ] && break; sleep 1; done
+[ -f "$pwfile" ] && chmod 600 "$pwfile"  # also one generated before this umask
 echo
 echo "Airflow UI:  http://127.0.0.1:$airflow_port   login: admin / $(python -c "import json,sys; print(json.load(open(sys.argv[1]))['admin'])" "$pwfile" 2>/dev/null || echo "see $pwfile")"
 echo "MLflow UI:   http://127.0.0.1:$mlflow_port"
