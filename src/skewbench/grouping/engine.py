@@ -336,7 +336,9 @@ class _CellRun:
                 sw = widx[sl]
                 # the first tuple of each later window (windows are non-decreasing along the stream)
                 cuts = np.unique(np.searchsorted(sw, np.arange(sw[0] + 1, sw[-1] + 1)))
-                split[s, j] = (np.ascontiguousarray(seq[sl]), np.ascontiguousarray(key[sl]), sw, cuts)
+                sseq, skey = np.ascontiguousarray(seq[sl]), np.ascontiguousarray(key[sl])
+                sseq.flags.writeable = skey.flags.writeable = False  # shared by the task's cells
+                split[s, j] = (sseq, skey, sw, cuts)
             sseq, skey, swidx, cuts = split[s, j]
             # strategies blind to time and cost get placeholder arrays
             sts = np.ascontiguousarray(arrival[sl]) if self.timed else _filled(0.0, len(sseq))
