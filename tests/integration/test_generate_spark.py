@@ -10,6 +10,7 @@ import pytest
 
 from skewbench.datasets.contract import open_dataset, recompute_fingerprint
 from skewbench.datasets.generators import StreamSpec, generate, zipf_pmf
+from skewbench.errors import SkewbenchError
 from skewbench.spark import generate_on_spark
 
 pytestmark = pytest.mark.spark
@@ -41,11 +42,64 @@ def test_identical_for_any_partition_count(spark, tmp_path):
     assert other["fingerprint"] != local["fingerprint"]
 
 
-def test_spark_failure_leaves_nothing(spark, tmp_path):
+def test_a_refused_target_leaves_nothing(spark, tmp_path):
     bad = tmp_path / "ro"
     bad.mkdir()
     spec = StreamSpec.zipf(1.0, 10, 1000, 1, block_size=100)
     generate_on_spark(spark, spec, bad / "ok", partitions=2)
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(SkewbenchError, match="already exists"):
         generate_on_spark(spark, spec, bad / "ok", partitions=2)
     assert sorted(p.name for p in bad.iterdir()) == ["ok"]
+
+
+def _spark_python_workers() -> list:
+    """The Python worker processes Spark forked from its daemon (not the daemon itself)."""
+    import psutil
+
+    out = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if "pyspark.daemon" in " ".join(p.info["cmdline"] or []) and \
+                    "pyspark.daemon" in " ".join(p.parent().cmdline()):
+                out.append(p)
+        except (psutil.Error, AttributeError):
+            pass
+    return out
+
+
+def test_a_task_killed_mid_generation_fails_the_job_and_leaves_nothing(spark, tmp_path):
+    """A Spark task's Python worker is killed (SIGKILL) while it writes its blocks: local mode
+    does not retry, so the job fails, and the staged parts are removed: no dataset, no staging
+    directory.  The same generation then succeeds."""
+    import signal
+    import threading
+    import time
+
+    spec = StreamSpec.zipf(1.0, 1000, 60_000_000, 1)
+    out = tmp_path / "killed"
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            generate_on_spark(spark, spec, out, partitions=2)
+        except BaseException as e:  # noqa: BLE001 - the job's failure is the point
+            result["error"] = e
+
+    before = {p.pid for p in _spark_python_workers()}
+    th = threading.Thread(target=run)
+    th.start()
+    killed = None
+    deadline = time.monotonic() + 120
+    while killed is None and th.is_alive() and time.monotonic() < deadline:
+        busy = [p for p in _spark_python_workers() if p.pid not in before or p.cpu_percent(0.2) > 50]
+        staged = [d for d in tmp_path.iterdir() if d.name.startswith(".killed.tmp-")]
+        if busy and staged and any(staged[0].iterdir()):  # a task has written a part already
+            busy[0].send_signal(signal.SIGKILL)
+            killed = busy[0].pid
+        time.sleep(0.05)
+    th.join(600)
+    assert killed is not None, "no busy Spark worker found to kill"
+    assert "error" in result, "the job succeeded although a task's worker was killed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    small = StreamSpec.zipf(1.0, 1000, 100_000, 1)
+    assert generate_on_spark(spark, small, out, partitions=2)["tuples"] == 100_000
