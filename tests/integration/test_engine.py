@@ -37,7 +37,11 @@ def _rows(path):
 
 
 CASES = [("kg", 5, 3, {}), ("sg", 4, 3, {}), ("pkg", 7, 2, {}), ("wc", 6, 3, {}), ("dc", 10, 2, {"refresh": 1}),
-         ("rr", 5, 1, {}), ("osg", 5, 1, {"window": 64}), ("fk", 5, 1, {})]
+         ("rr", 5, 1, {}), ("fixed-d", 8, 3, {"d": 3}), ("osg", 5, 1, {"window": 64}), ("fk", 5, 1, {})]
+
+
+def test_the_reference_cases_cover_every_grouping_strategy():
+    assert sorted({c[0] for c in CASES}) == sorted(registry.names("grouping"))
 
 
 @pytest.mark.parametrize("strategy,n,s,params", CASES)
