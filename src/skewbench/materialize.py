@@ -20,8 +20,23 @@ def catalog_params(meta: dict[str, Any]) -> dict[str, Any] | None:
     return meta.get("catalog_params") or (meta.get("params") if meta.get("kind") == "synthetic" else None)
 
 
+def input_files(entry: Entry) -> list[list[Any]]:
+    """``[path, size, mtime_ns]`` of every file an entry reads (directories expanded), recorded
+    in the dataset's metadata as ``catalog_inputs``: a file replaced at the same path changes it."""
+    if not entry.inputs:
+        return []
+    from skewbench.datasets.traces import expand_inputs
+
+    out = []
+    for f in expand_inputs(list(entry.inputs)):
+        st = f.stat()
+        out.append([str(f), int(st.st_size), int(st.st_mtime_ns)])
+    return out
+
+
 def is_up_to_date(entry: Entry, out: Path) -> bool:
-    """True when ``out`` holds a complete dataset made from exactly ``entry``'s parameters."""
+    """True when ``out`` holds a complete dataset made from exactly ``entry``'s parameters and,
+    for an entry with input files, from the same files (path, size and modification time)."""
     if not (out / METADATA_FILE).exists():
         return False
     try:
@@ -29,7 +44,9 @@ def is_up_to_date(entry: Entry, out: Path) -> bool:
     except DatasetError:
         return False
     recorded = catalog_params(meta)
-    return recorded is not None and same_params(recorded, entry.params())
+    if recorded is None or not same_params(recorded, entry.params()):
+        return False
+    return not entry.inputs or meta.get("catalog_inputs") == input_files(entry)
 
 
 def materialize(entry: Entry, root: Path, *, overwrite: bool = False, engine: str = "spark",
@@ -72,13 +89,15 @@ def materialize(entry: Entry, root: Path, *, overwrite: bool = False, engine: st
             fn = entry.workload_function()
             with progress(None, f"{entry.name} ({entry.workload.rpartition(':')[2]})") as update:
                 meta = fn(out, params=dict(entry.options), seed=entry.seed, inputs=list(entry.inputs), name=entry.name,
-                          overwrite=replace, progress=update, extra_meta={"catalog_params": entry.params()})
+                          overwrite=replace, progress=update,
+                          extra_meta={"catalog_params": entry.params(), "catalog_inputs": input_files(entry)})
         else:
             from skewbench.datasets.traces import ingest
 
             with progress(None, f"ingest {entry.name}", unit="B") as update:
                 meta = ingest(entry.trace, list(entry.inputs), out, name=entry.name, overwrite=replace,
-                              progress=update, extra_meta={"catalog_params": entry.params()},
+                              progress=update,
+                              extra_meta={"catalog_params": entry.params(), "catalog_inputs": input_files(entry)},
                               **entry.options)
         status = {"status": "written", "path": str(out)}
     status["detail"] = f"{meta['tuples']:,} tuples, fingerprint {meta['fingerprint']}"

@@ -41,12 +41,29 @@ def test_absent_optional_trace_is_skipped_and_required_one_is_an_error(tmp_path)
         materialize(cat.select(["r"])[0], tmp_path)
 
 
-def test_trace_entry_is_kept_when_up_to_date(tmp_path, shared_data):
-    doc = {"version": 1, "datasets": [{"name": "g", "trace": "google-cluster",
-                                       "inputs": "{shared_data}/google-cluster/task_event_2_10000.csv"}]}
+def test_trace_entry_is_kept_when_up_to_date_and_reingested_when_its_file_is_replaced(tmp_path, shared_data):
+    import os
+    import shutil
+
+    src = tmp_path / "in" / "events.csv"
+    src.parent.mkdir()
+    shutil.copy(shared_data / "google-cluster" / "task_event_2_10000.csv", src)
+    doc = {"version": 1, "datasets": [{"name": "g", "trace": "google-cluster", "inputs": str(src)}]}
     g = parse_catalog(doc, Path("c.yaml"), shared_data).entries[0]
-    assert materialize(g, tmp_path)["status"] == "written"
-    assert materialize(g, tmp_path)["status"] == "up-to-date"
+    root = tmp_path / "root"
+    first = materialize(g, root)
+    assert first["status"] == "written"
+    assert materialize(g, root)["status"] == "up-to-date"
+    # the same path, other contents (the first 5,000 lines): ingested again, a new fingerprint
+    lines = src.read_text().splitlines(keepends=True)
+    src.write_text("".join(lines[:5000]))
+    again = materialize(g, root)
+    assert again["status"] == "written" and again["detail"] != first["detail"]
+    # touched only (same size, later modification time): also re-read, to be safe
+    st = src.stat()
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert materialize(g, root)["status"] == "written"
+    assert materialize(g, root)["status"] == "up-to-date"
 
 
 def test_foreign_directory_is_not_clobbered(tmp_path):
