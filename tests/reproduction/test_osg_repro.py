@@ -422,6 +422,14 @@ def headline(data_root):
     return {"lam": lam, "lat": lat, "lat_rr": lat_rr, "run_index": np.array(run_index)}
 
 
+def test_A9_fk_wl_within_3_percent_of_literal_fk(headline):
+    """A9 (REPRODUCTION.md): FK-WL (the spec's work-left reading) stays within 3% of literal FK
+    in mean completion time, on each of the headline's 20 streams."""
+    ratio = headline["lat"]["fk-wl"][:, 0] / headline["lat"]["fk"][:, 0]
+    record("A9 FK-WL vs FK", ratio_min=float(ratio.min()), ratio_max=float(ratio.max()))
+    assert np.all(np.abs(ratio - 1) <= 0.03), ratio
+
+
 def test_headline_T3_T19_osg_beats_rr(headline):
     """Issue headline / T3 / T19: at Zipf-1.0, k = 5, P = 100% OSG beats RR by about 20% in mean
     completion time (mean Lambda ≈ 1.23), significantly over 20 streams x 3 hash seeds."""
