@@ -250,8 +250,6 @@ class QueuePartial:
     asked for."""
 
     cell: int
-    group: int
-    workers: np.ndarray  # the worker ids simulated here (all of the cell's)
     state: QueueState  # hist and win_hist as Sparse
     rr_lat_sum: np.ndarray | None  # float64[n]: round robin on the same times (cell's baseline)
 
@@ -380,7 +378,7 @@ class _CellRun:
                                       pairs_file if j == 0 else None, strat.summary(), self.wstats[j],
                                       self.elapsed[j], self.routed[j]))
         shipped = self.state._replace(hist=Sparse.of(self.state.hist), win_hist=Sparse.of(self.state.win_hist))
-        return parts, QueuePartial(self.idx, 0, np.arange(self.n), shipped, self.rr_sum)
+        return parts, QueuePartial(self.idx, shipped, self.rr_sum)
 
 
 def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], rr_cells: Sequence[int],
@@ -478,35 +476,32 @@ def _imbalance(c: np.ndarray) -> float:
     return float(c.max() / tot - 1.0 / len(c)) if tot else 0.0
 
 
-def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueuePartial],
+def combine_cell(cell: Cell, routes: list[RoutePartial], queue: QueuePartial, rr_lat_sum: np.ndarray | None,
                  pre: Prepass, key_counts: np.ndarray, ds_meta: dict[str, Any], config: ReplayConfig,
                  wall_seconds: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One summary row and the series rows of a cell, from its partial results."""
+    """One summary row and the series rows of a cell, from its partial results (``rr_lat_sum``:
+    the round-robin baseline on the same times, from the cell of its worker count that ran it)."""
     n = cell.workers
     routes = sorted(routes, key=lambda r: r.source)
-    queues = sorted(queues, key=lambda q: q.group)
+    st = queue.state
     m = pre.tuples
     counts = np.sum([r.counts for r in routes], axis=0)
     wcounts = np.sum([r.window_counts for r in routes], axis=0)
     head_counts = np.sum([r.head_counts for r in routes], axis=0)
     cum = np.cumsum(wcounts, axis=0)
     T = len(pre.window_ends)
-    # per worker, from its group's partial (each worker belongs to exactly one group)
-    owner = {int(w): q for q in queues for w in q.workers}
-    pw = lambda attr: np.array([getattr(owner[w].state, attr)[w] for w in range(n)])  # noqa: E731
-    n_arr, lat_sum, lat_max, lat_min = pw("n"), pw("lat_sum"), pw("lat_max"), pw("lat_min")
-    busy, wait_sum, last_end = pw("busy"), pw("wait_sum"), pw("last_end")
+    n_arr, lat_sum, lat_max, lat_min = st.n, st.lat_sum, st.lat_max, st.lat_min
+    busy, wait_sum, last_end = st.busy, st.wait_sum, st.last_end
     if not np.array_equal(n_arr, counts):
         raise RuntimeError("internal: queue and route counts disagree")
-    hist = np.sum([q.state.hist.dense() for q in queues], axis=0)
+    hist = st.hist.dense()
     total_lat = float(np.sum(lat_sum))  # summed in worker order: deterministic
     lo, hi = float(lat_min.min()), float(lat_max.max())
     p50, p95, p99 = quantiles(hist, FINE_LOG_R, (0.5, 0.95, 0.99), lo, hi)
     cdf = [lo] + quantiles(hist, FINE_LOG_R, [i / 100 for i in range(1, 100)], lo, hi) + [hi]
     first_arrival = float(arrival_times(np.array([0]), np.array([pre.ts_first]), pre, config, n)[0])
     span = float(last_end.max()) - first_arrival
-    rr_total = float(np.sum([owner[w].rr_lat_sum[w] for w in range(n)])) \
-        if all(q.rr_lat_sum is not None for q in queues) else float("nan")
+    rr_total = float(np.sum(rr_lat_sum)) if rr_lat_sum is not None else float("nan")
     # memory: OR the sources' bit sets, count replicas per key
     bits = None
     for r in routes:
@@ -572,10 +567,7 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queues: list[QueueParti
         "wall_seconds": float(wall_seconds),
     }
     series = []
-    win_n = np.sum([q.state.win_n for q in queues], axis=0)
-    win_sum = np.sum([q.state.win_sum for q in queues], axis=0)  # exact: disjoint worker columns
-    win_max = np.max([q.state.win_max for q in queues], axis=0)
-    win_hist = np.sum([q.state.win_hist.dense() for q in queues], axis=0)
+    win_n, win_sum, win_max, win_hist = st.win_n, st.win_sum, st.win_max, st.win_hist.dense()
     prev = np.zeros(n, dtype=np.int64)
     start = 0
     for t in range(T):
@@ -649,21 +641,12 @@ def replay(ds_path: str | os.PathLike, cells: Sequence[Cell], config: ReplayConf
         done = executor(lambda g: replay_task(path, cells, g, rr_cells, pre, config, scratch_dir, on_block),
                         groups, "replay")
         routes = [r for task in done for parts, _ in task for r in parts]
-        queues = [q for task in done for _, q in task]
+        queues = {q.cell: q for task in done for _, q in task}
         wall = time.perf_counter() - t_start
         summary, series = [], []
-        rr_by_workers: dict[int, list[QueuePartial]] = {}
-        for q in queues:
-            if q.rr_lat_sum is not None:
-                rr_by_workers.setdefault(cells[q.cell].workers, []).append(q)
         for i, c in enumerate(cells):
-            qs = [q for q in queues if q.cell == i]
-            if rr_by_workers.get(c.workers) and qs[0].rr_lat_sum is None:
-                rr_qs = sorted(rr_by_workers[c.workers], key=lambda q: q.group)
-                # graft the baseline onto this cell's partials (same worker grouping)
-                for q, rq in zip(sorted(qs, key=lambda q: q.group), rr_qs):
-                    q.rr_lat_sum = rq.rr_lat_sum
-            row, ser = combine_cell(c, [r for r in routes if r.cell == i], qs, pre, key_counts,
+            row, ser = combine_cell(c, [r for r in routes if r.cell == i], queues[i],
+                                    queues[rr_for[c.workers]].rr_lat_sum, pre, key_counts,
                                     {**ds.meta, "name": ds.name}, config, wall)
             summary.append(row)
             series.extend(ser)
