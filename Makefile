@@ -35,9 +35,16 @@ export AIRFLOW__CORE__PLUGINS_FOLDER := $(abspath plugins)
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 export AIRFLOW_CONN_SPARK_DEFAULT ?= {"conn_type": "spark", "host": "$(or $(SKEWBENCH_SPARK_MASTER),local[*])"}
 
+# Kernels compiled ahead of time (skewbench.jit, skewbench.aot): a CLI process then starts without
+# numba's 1.1 s of initialisation. Rebuilt when a kernel's source changes; when the build fails
+# (no C compiler) everything still works, with numba compiling the kernels just in time.
+KERNELS := src/skewbench/_kernels.json
+KERNEL_SOURCES := src/skewbench/jit.py src/skewbench/aot.py $(shell grep -rl "^from skewbench.jit import njit" src/skewbench)
+READY := $(STAMP) $(KERNELS)
+
 .PHONY: install bytecode run datasets ui ui-stop cluster cluster-stop test bench reproduce lock clean java docs
 
-install: $(STAMP)
+install: $(READY)
 
 java:
 	@command -v java >/dev/null 2>&1 || { echo "Java not found: installing OpenJDK 17 (Spark needs it)"; \
@@ -51,23 +58,29 @@ $(STAMP): requirements.lock pyproject.toml | java
 	@$(MAKE) -s bytecode
 	@touch $@
 
+$(KERNELS): $(KERNEL_SOURCES) $(STAMP)
+	@echo "compiling the kernels ahead of time (python -m skewbench.aot, about 30 s)"
+	@mkdir -p $(STATE)
+	@$(BIN)/python -m skewbench.aot > $(STATE)/aot.log 2>&1 || { tail -5 $(STATE)/aot.log; \
+	  echo "warning: no ahead-of-time kernels; numba compiles them just in time (about 1 s more per process)"; }
+
 # Bytecode for the packages and this tree: with PYTHONDONTWRITEBYTECODE set, and uv compiling
 # nothing unless asked, every process (each CLI call, Spark Python worker, Airflow task) would
 # otherwise compile all it imports, about 2 s each. Files changed later are recompiled on import.
 bytecode:
 	@$(BIN)/python -m compileall -q -j 0 src dags plugins spark_jobs scripts benchmarks tests > /dev/null
 
-run: $(STAMP)
+run: $(READY)
 	@mkdir -p $(STATE)/mlflow
 	$(BIN)/airflow db migrate > $(STATE)/airflow-migrate.log 2>&1 || { tail -20 $(STATE)/airflow-migrate.log; exit 1; }
 	$(BIN)/python scripts/run_nightly.py
 
-datasets: $(STAMP)
+datasets: $(READY)
 	$(BIN)/skewbench datasets generate catalog --set default --root $(ROOT) --validate
 	@for d in $(ROOT)/*/; do [ -f "$$d/_skewbench.json" ] && { echo; $(BIN)/skewbench datasets describe "$$d"; }; done; true
 	@echo; echo "datasets are in $(ROOT)"
 
-ui: $(STAMP)
+ui: $(READY)
 	@mkdir -p $(STATE)/mlflow
 	@scripts/ui.sh start
 
@@ -75,18 +88,18 @@ ui-stop:
 	@scripts/ui.sh stop
 
 CLUSTER_ARGS ?=
-cluster: $(STAMP)
+cluster: $(READY)
 	@$(BIN)/skewbench cluster start $(CLUSTER_ARGS)
 
 cluster-stop:
 	@$(BIN)/skewbench cluster stop
 
-test: $(STAMP) bytecode
+test: $(READY) bytecode
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # every benchmark runs even when an earlier one misses a target; the exit status says whether all met theirs
-bench: $(STAMP)
+bench: $(READY)
 	@rc=0; \
 	$(BIN)/python benchmarks/bench_generate.py || rc=1; \
 	$(BIN)/python benchmarks/bench_grouping.py all || rc=1; \
@@ -95,10 +108,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_allocation.py || rc=1; \
 	exit $$rc
 
-docs: $(STAMP)
+docs: $(READY)
 	$(BIN)/skewbench results doc --out docs/results.md
 
-reproduce: $(STAMP)
+reproduce: $(READY)
 	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q -m reproduction tests/reproduction
 
 lock:

@@ -8,7 +8,7 @@ families) goes through it, so results never depend on Python's ``hash`` randomis
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from skewbench.jit import njit
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)

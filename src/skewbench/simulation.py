@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from numba import njit
+from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
 

@@ -65,7 +65,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from numba import njit
+from skewbench.jit import njit
 
 from skewbench import __version__
 from skewbench.errors import DatasetError

@@ -168,7 +168,7 @@ import math
 from typing import Any, Iterable
 
 import numpy as np
-from numba import njit
+from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import Batch, Strategy, check_number, hash_choice, hash_seeds

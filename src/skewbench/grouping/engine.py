@@ -71,7 +71,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from numba import njit
+from skewbench.jit import njit
 
 from skewbench import registry
 from skewbench import replay as _replay

@@ -25,7 +25,7 @@ always holds.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from skewbench.jit import njit
 
 from skewbench.grouping.base import hash_choice, hash_seeds
 

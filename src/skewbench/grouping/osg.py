@@ -223,7 +223,7 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
+from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import Batch, Strategy, WorkerModel, check_number

@@ -49,7 +49,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
 from skewbench.simulation import fifo_start
@@ -303,7 +303,7 @@ def _warm(wkeys, wdurs, ha, hb, c, N, mu, passes):
     Fo = np.zeros((r, c))
     Wo = np.zeros((r, c))
     S = np.zeros((r, c))
-    phase = _START
+    phase = np.int64(_START)  # one type throughout (the ahead-of-time compiler does not widen literals)
     k = 0
     for _ in range(passes):
         for t in range(wkeys.shape[0]):
@@ -351,7 +351,7 @@ def _simulate(kind, keys, arrivals, durations, coins, pdrop, tau, goal_max, infl
     Fo = np.zeros((r, c))
     Wo = np.zeros((r, c))
     S = np.zeros((r, c))
-    phase = _START
+    phase = np.int64(_START)  # one type throughout (the ahead-of-time compiler does not widen literals)
     k = 0
     C = 0.0
     # pending completions: ring buffer (FIFO order == finish order)

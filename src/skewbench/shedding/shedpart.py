@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
-from numba import njit
+from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
 from skewbench.hashing import mix64
