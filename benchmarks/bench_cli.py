@@ -3,8 +3,8 @@
 The inputs of the comparison: 10^7 finite-Zipf tuples, alpha 1.0, 1.4 and 2.0, 10^4 keys,
 n = 50 workers, 5 sources.  For each strategy, ``skewbench replay grouping`` runs as a fresh
 process (best of ``--repeat``, after one untimed call that fills the page cache), wall time of
-the whole process: interpreter start, imports, numba's cache loading, reading the Parquet
-dataset, the replay with every metric (the queue simulation included, which the Java simulator
+the whole process: interpreter start, imports, loading the kernels (compiled ahead of time by
+``make install``, or numba's cache), reading the Parquet dataset, the replay with every metric (the queue simulation included, which the Java simulator
 does not do), writing the results.
 
 Baseline measured in the same run: a fresh Python process that reads the same keys with pyarrow

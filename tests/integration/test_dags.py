@@ -86,7 +86,7 @@ def test_invalid_params_are_refused_before_any_task(env):
     last = results[-1]
     assert isinstance(last, dict) and last["state"] == "failed", log[-3000:]
     assert last["tasks"]["check_params[-1]"] == "failed"
-    assert "unknown dataset(s) no-such-dataset" in log
+    assert "unknown dataset 'no-such-dataset'" in log
     assert all(state in ("None", "upstream_failed") for k, state in last["tasks"].items()
                if k.startswith(("grouping.replay", "prepare_dataset"))), last["tasks"]
     assert not list((Path(env["SKEWBENCH_STATE"]) / "runs").rglob("summary.parquet"))

@@ -152,14 +152,27 @@ class Catalog:
         if names:
             unknown = [n for n in names if n not in by_name]
             if unknown:
-                raise SkewbenchError(f"unknown dataset(s) {', '.join(unknown)} in {self.path}; "
-                                     f"known: {', '.join(self.names())}")
+                raise SkewbenchError(unknown_names_message("dataset", unknown, self.names(),
+                                                           "`skewbench datasets catalog` lists them all"))
             return [by_name[n] for n in names]
         if set_name is None:
             return list(self.entries)
         if set_name not in self.sets():
             raise SkewbenchError(f"unknown dataset set '{set_name}' in {self.path}; known: {', '.join(self.sets())}")
         return [e for e in self.entries if set_name in e.sets]
+
+
+def unknown_names_message(what: str, unknown: list[str], known: list[str], where: str) -> str:
+    """One line for names not found: each with its closest known names, then where to see all
+    (``unknown dataset 'zipf-1.2' (did you mean 'zipf-1.5', 'zipf-1.0'?); ...``)."""
+    import difflib
+
+    parts = []
+    for n in unknown:
+        close = difflib.get_close_matches(n, known, n=3, cutoff=0.6)
+        hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+        parts.append(f"unknown {what} '{n}'{hint}")
+    return f"{'; '.join(parts)}; {where} ({len(known)})"
 
 
 def load_catalog(path: str | os.PathLike | None = None, shared_data: str | os.PathLike | None = None) -> Catalog:
