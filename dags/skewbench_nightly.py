@@ -120,8 +120,11 @@ def skewbench_nightly():
         return nightly.validate_replay(item)
 
     @task(trigger_rule="one_failed")
-    def mark_failed(conf: dict, family: str, dag=None, run_id=None) -> None:
-        """A replay or validation failed: mark the family's MLflow parent run FAILED."""
+    def mark_failed(conf: dict | None, family: str, dag=None, run_id=None) -> None:
+        """A replay or validation failed: mark the family's MLflow parent run FAILED.  Skipped when
+        the run failed before planning (bad parameters): nothing was started, nothing to mark."""
+        if not conf or family not in conf.get("families", ()):
+            raise AirflowSkipException("the run failed before this family started: nothing to mark")
         nightly.fail_tracking([family], dag.dag_id, run_id, "a replay or its validation failed")
 
     @task

@@ -86,6 +86,9 @@ def test_invalid_params_are_refused_before_any_task(env):
     last = results[-1]
     assert isinstance(last, dict) and last["state"] == "failed", log[-3000:]
     assert last["tasks"]["check_params[-1]"] == "failed"
+    # one failed task, nothing crashed, the clean-up tasks skipped (nothing was started)
+    assert [k for k, v in last["tasks"].items() if v == "failed"] == ["check_params[-1]"], last["tasks"]
+    assert all(v == "skipped" for k, v in last["tasks"].items() if ".mark_failed" in k), last["tasks"]
     assert "unknown dataset 'no-such-dataset'" in log
     assert all(state in ("None", "upstream_failed") for k, state in last["tasks"].items()
                if k.startswith(("grouping.replay", "prepare_dataset"))), last["tasks"]
