@@ -131,8 +131,36 @@ def _quiet() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
+def check_reachable(tracking_uri: str, timeout: float = 10.0) -> None:
+    """For a tracking server (``http(s)://``), fail at once with one clear line when it does not
+    answer its health check: MLflow's own client retries for about four minutes before giving
+    up with a connection-pool traceback."""
+    if not tracking_uri.startswith(("http://", "https://")):
+        return
+    import urllib.error
+    import urllib.request
+
+    url = tracking_uri.rstrip("/") + "/health"
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=max(1.0, deadline - time.monotonic())) as r:
+                if r.status == 200:
+                    return
+                reason = f"HTTP {r.status}"
+        except urllib.error.HTTPError as e:
+            reason = f"HTTP {e.code}"
+        except (urllib.error.URLError, OSError) as e:
+            reason = str(getattr(e, "reason", e))
+        if time.monotonic() >= deadline:
+            raise SkewbenchError(f"MLflow tracking server {tracking_uri} is unreachable ({reason}); nothing was "
+                                 "logged: start it (or fix SKEWBENCH_TRACKING_URI) and retry")
+        time.sleep(1.0)
+
+
 def _client(tracking_uri: str):
     _quiet()
+    check_reachable(tracking_uri)
     from mlflow import MlflowClient
 
     _quiet()

@@ -1,0 +1,96 @@
+"""MLflow as a tracking server (a real ``mlflow server`` process on loopback): unreachable, the
+logging fails fast with one clear line and logs nothing; once the server is up the same call
+(the task's retry) logs everything, and a further retry changes nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from skewbench import tracking
+from skewbench.datasets.generators import StreamSpec, generate
+from skewbench.errors import SkewbenchError
+from skewbench.grouping.engine import grid, replay_to_dir
+
+KEY = "skewbench_nightly/manual__2026-11-25/grouping"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("server")
+    generate(StreamSpec.zipf(1.2, 200, 4000, 1), root / "ds", name="z")
+    replay_to_dir(root / "ds", grid(["kg", "pkg"], [5], [2], [0]), root / "res")
+    return root / "res"
+
+
+class Server:
+    def __init__(self, root: Path, port: int):
+        self.root, self.port, self.proc = root, port, None
+        self.uri = f"http://127.0.0.1:{port}"
+
+    def start(self, timeout: float = 120.0) -> None:
+        cmd = [str(Path(sys.executable).parent / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(self.port),
+               "--backend-store-uri", f"sqlite:///{self.root}/mlflow.db",
+               "--default-artifact-root", (self.root / "artifacts").as_uri(), "--workers", "1"]
+        self.log = open(self.root / "server.log", "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     env={**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"})
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.uri + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+            assert self.proc.poll() is None, (self.root / "server.log").read_text()[-3000:]
+        raise AssertionError(f"mlflow server not up in {timeout} s")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+            self.log.close()
+
+
+@pytest.fixture
+def server(tmp_path):
+    s = Server(tmp_path, _free_port())
+    yield s
+    s.stop()
+
+
+def test_unreachable_fails_fast_then_the_retry_logs_once(results, server):
+    t = time.monotonic()
+    with pytest.raises(SkewbenchError, match=r"MLflow tracking server http://127\.0\.0\.1:\d+ is unreachable"):
+        tracking.log_run([results], tracking_uri=server.uri, run_key=KEY, run_name="night", tags={})
+    assert time.monotonic() - t < 60  # MLflow's client alone retries for about four minutes
+    server.start()
+    first = tracking.log_run([results], tracking_uri=server.uri, run_key=KEY, run_name="night", tags={})
+    again = tracking.log_run([results], tracking_uri=server.uri, run_key=KEY, run_name="night", tags={})
+    assert (again["parent_run_id"], again["children"]) == (first["parent_run_id"], first["children"])
+
+    import mlflow
+
+    client = mlflow.MlflowClient(server.uri)
+    runs = client.search_runs([first["experiment_id"]], max_results=100)
+    assert len(runs) == 1 + 2 and len(first["children"]) == 2
+    assert {r.info.status for r in runs} == {"FINISHED"}
