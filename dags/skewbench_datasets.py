@@ -12,6 +12,7 @@ from airflow.sdk import Asset, Param, dag, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from skewbench import nightly
+from skewbench.settings import settings
 
 CATALOG_ASSET = Asset(nightly.CATALOG_ASSET_URI)
 
@@ -33,7 +34,7 @@ the Great Expectations suite of the stream dataset contract. When all succeed it
     catchup=False,
     max_active_runs=1,
     tags=["skewbench", "datasets"],
-    default_args={"retries": 2, "retry_delay": timedelta(seconds=30), "retry_exponential_backoff": True},
+    default_args={"retries": 2, "retry_delay": timedelta(seconds=settings().retry_delay_seconds), "retry_exponential_backoff": True},
     params={"catalog_set": Param("default", type="string", enum=list(nightly.SETS)),
             "datasets": Param([], type="array", items={"type": "string", "minLength": 1})},
     doc_md=DOC,

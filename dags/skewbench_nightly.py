@@ -18,6 +18,7 @@ from airflow.timetables.assets import AssetOrTimeSchedule
 from airflow.timetables.trigger import CronTriggerTimetable
 
 from skewbench import nightly
+from skewbench.settings import settings
 from skewbench.families import families
 
 CATALOG_ASSET = Asset(nightly.CATALOG_ASSET_URI)
@@ -64,7 +65,7 @@ def _params() -> dict[str, Param]:
     catchup=False,
     max_active_runs=1,
     tags=["skewbench", "benchmark", "nightly"],
-    default_args={"retries": 2, "retry_delay": timedelta(seconds=30), "retry_exponential_backoff": True,
+    default_args={"retries": 2, "retry_delay": timedelta(seconds=settings().retry_delay_seconds), "retry_exponential_backoff": True,
                   "max_retry_delay": timedelta(minutes=10)},
     params=_params(),
     doc_md=DOC,

@@ -19,6 +19,7 @@ variable                        meaning                                         
 ``SKEWBENCH_SPARK_UI``          Spark's web UI on or off                               ``false``
 ``SKEWBENCH_SPARK_SHUFFLE_PARTITIONS``  ``spark.sql.shuffle.partitions``              ``16``
 ``SKEWBENCH_SPARK_DRIVER_MEMORY``       ``spark.driver.memory``                       ``4g``
+``SKEWBENCH_RETRY_DELAY_SECONDS``       the DAGs' first retry delay (then doubling)   ``30``
 ==============================  =====================================================  ===============
 
 This module imports pydantic (light; Airflow already does) and nothing of the rest of skewbench,
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _SOURCE_ROOT = Path(__file__).resolve().parents[2]
@@ -58,6 +59,7 @@ class Settings(BaseSettings):
     spark_ui: str = "false"
     spark_shuffle_partitions: str = "16"
     spark_driver_memory: str = "4g"
+    retry_delay_seconds: float = Field(30.0, ge=0)
 
     @model_validator(mode="before")
     @classmethod

@@ -177,3 +177,33 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
         keep = [col for col in a.column_names if col not in TIMING_COLUMNS]
         assert a.select(keep).equals(b.select(keep))
     assert sorted(run_dir.rglob("summary.parquet")) == summaries
+
+
+def test_a_failed_replay_marks_the_run_failed_and_logs_nothing(env):
+    """The real DAG's failure path: the Spark job cannot start (an unknown master), the replay
+    task fails after its retries, mark_failed marks the family's MLflow parent run FAILED and
+    log_to_mlflow never runs, so nothing of the run counts as a result."""
+    nowhere = "nosuch://nowhere"
+    bad = env | {"AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": nowhere}),
+                 "SKEWBENCH_RETRY_DELAY_SECONDS": "1",  # the two retries after 1 s and 2 s, not 30 s and 60 s
+                 "SKEWBENCH_SPARK_MASTER": nowhere}
+    conf = {"datasets": ["tiny-zipf"], "families": ["grouping"], "grouping_strategies": ["kg"],
+            "grouping_workers": [3], "grouping_sources": [2], "seeds": 1}
+    result, log = af.run_dag(bad, "skewbench_nightly", conf)
+    assert isinstance(result, dict) and result["state"] == "failed", log[-6000:]
+    t = result["tasks"]
+    assert log.count(f"Spark-Submit cmd: spark-submit --master {nowhere}") == 3  # the first try and 2 retries
+    assert log.count("new_state=up_for_retry") == 2
+    assert t["grouping.replay[0]"] == "failed" and t["grouping.mark_failed[-1]"] == "success", t
+    assert t["grouping.log_to_mlflow[-1]"] == "upstream_failed", t
+    assert not [k for k, v in t.items() if k.startswith("grouping.validate") and v not in ("upstream_failed", "None")], t
+    client = _mlflow(env)
+    exp = client.get_experiment_by_name("skewbench-grouping")
+    runs = client.search_runs([exp.experiment_id], f"tags.`skewbench.run_id` = '{result['run_id']}'", max_results=100)
+    assert len(runs) == 1, [r.data.tags for r in runs]
+    parent = runs[0]
+    assert parent.info.status == "FAILED" and "mlflow.parentRunId" not in parent.data.tags
+    assert parent.data.tags["skewbench.failure"] == "a replay or its validation failed"
+    assert not parent.data.metrics
+    children = client.search_runs([exp.experiment_id], f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
+    assert children == []

@@ -1,5 +1,7 @@
-"""A corrupted results file fails validation, and nothing of that run is logged as a good result
-(the pipeline's validate -> mark_failed path, with real GE and real MLflow on SQLite)."""
+"""A corrupted results file fails validation, and what mark_failed calls leaves only a FAILED
+parent run (real GE and real MLflow on SQLite).  That the DAG calls it when a replay fails, and
+never logs the results, is tested on the real DAG in test_dags.py
+(test_a_failed_replay_marks_the_run_failed_and_logs_nothing)."""
 
 from __future__ import annotations
 
