@@ -30,7 +30,9 @@ No column holds nulls.  Metadata (``_skewbench.json``), one JSON object:
 * ``generator`` (synthetic) or ``source`` (trace: format and input path), ``params`` (every
   parameter that produced the data), ``seed`` (synthetic; ``null`` for traces);
 * ``n_keys`` (size of the key space), ``tuples`` (row count ``m``), ``columns`` (present
-  columns, in order), ``fingerprint`` (below), ``files`` (``[{"name", "rows"}]`` in order);
+  columns, in order), ``fingerprint`` (below), ``files`` (``[{"name", "rows", "bytes"}]`` in order;
+  ``bytes`` since 2026-11: a file of another size fails :func:`open_dataset`, and every page
+  carries a CRC that readers verify);
 * optional: ``tables`` (side tables: ``[{"name", "file", "rows", "digest"}]``, below), ``name`` (catalog name), ``expected_top`` (Zipf: the ids and exact probabilities of
   the most probable keys, used by validation), ``ingest`` (traces: lines read, tuples kept,
   malformed lines and examples), ``phases`` (drifting streams: per-phase tuple ranges).
@@ -98,6 +100,7 @@ _WRITE_OPTS = dict(
     use_dictionary=["key", "cost"],
     column_encoding={"seq": "DELTA_BINARY_PACKED"},
     write_statistics=True,
+    write_page_checksum=True,  # a CRC per page: readers verify it, so a flipped bit is an error
 )
 
 
@@ -191,7 +194,7 @@ def write_side_table(directory: str | os.PathLike, name: str, table: pa.Table) -
     if not name.isidentifier() or name == "keys":
         raise DatasetError(f"internal: bad side table name {name!r}")
     file = SIDE_PATTERN.format(name)
-    pq.write_table(table, os.path.join(os.fspath(directory), file), compression="zstd")
+    pq.write_table(table, os.path.join(os.fspath(directory), file), compression="zstd", write_page_checksum=True)
     return {"name": name, "file": file, "rows": table.num_rows, "digest": table_digest(table)}
 
 
@@ -296,7 +299,7 @@ def finalize(tmp: str | os.PathLike, out_dir: str | os.PathLike, parts: Sequence
         "columns": columns,
         "tuples": tuples,
         "fingerprint": fingerprint_digest(combine_partials([p.fp for p in parts]), columns, meta.get("tables") or ()),
-        "files": [{"name": p.name, "rows": p.rows} for p in parts],
+        "files": [{"name": p.name, "rows": p.rows, "bytes": (tmp / p.name).stat().st_size} for p in parts],
     }
     with open(tmp / METADATA_FILE, "w") as f:
         json.dump(full, f, indent=2, sort_keys=False, default=_json_default)
@@ -440,11 +443,11 @@ class Dataset:
         cols = list(columns) if columns is not None else self.columns
         for f in self.files:
             try:
-                pf = pq.ParquetFile(f)
+                pf = pq.ParquetFile(f, page_checksum_verification=True)
                 for batch in pf.iter_batches(batch_size=batch_size, columns=cols):
                     yield {c: to_numpy(batch.column(c)) for c in cols}
             except (pa.ArrowException, OSError) as e:
-                raise DatasetError(f"{self.path}: cannot read {f.name}: {e}") from None
+                raise DatasetError(f"{self.path}: cannot read {f.name}: {_one_line(e)}") from None
 
     def first_value(self, column: str) -> float:
         """The first tuple's value of ``column`` (one small read)."""
@@ -455,9 +458,9 @@ class Dataset:
     def read_table(self, columns: Sequence[str] | None = None) -> pa.Table:
         cols = list(columns) if columns is not None else self.columns
         try:
-            tables = [pq.read_table(f, columns=cols) for f in self.files]
+            tables = [pq.read_table(f, columns=cols, page_checksum_verification=True) for f in self.files]
         except (pa.ArrowException, OSError) as e:
-            raise DatasetError(f"{self.path}: cannot read Parquet data: {e}") from None
+            raise DatasetError(f"{self.path}: cannot read Parquet data: {_one_line(e)}") from None
         if not tables:
             return arrow_schema(self.columns).empty_table().select(cols)
         return pa.concat_tables(tables)
@@ -476,9 +479,14 @@ class Dataset:
         if entry is None:
             raise DatasetError(f"{self.path}: no side table '{name}' (tables: {', '.join(self.table_names) or 'none'})")
         try:
-            return pq.read_table(self.path / entry["file"])
+            table = pq.read_table(self.path / entry["file"], page_checksum_verification=True)
         except (pa.ArrowException, OSError) as e:
-            raise DatasetError(f"{self.path}: cannot read side table {entry['file']}: {e}") from None
+            raise DatasetError(f"{self.path}: cannot read side table {entry['file']}: {_one_line(e)}") from None
+        if table_digest(table) != entry["digest"]:
+            raise DatasetError(f"{self.path}: side table {entry['file']} is not the one the dataset was written with "
+                               "(its digest differs): corrupted, or changed after the fingerprint was taken "
+                               "(regenerate the dataset)")
+        return table
 
     def key_dictionary(self) -> pa.Table | None:
         p = self.path / KEYS_FILE
@@ -487,7 +495,12 @@ class Dataset:
         try:
             return pq.read_table(p)
         except (pa.ArrowException, OSError) as e:
-            raise DatasetError(f"{self.path}: cannot read key dictionary: {e}") from None
+            raise DatasetError(f"{self.path}: cannot read key dictionary: {_one_line(e)}") from None
+
+
+def _one_line(e: BaseException) -> str:
+    """An exception's message on one line (pyarrow's span several)."""
+    return " ".join(str(e).split())
 
 
 def open_dataset(path: str | os.PathLike) -> Dataset:
@@ -504,7 +517,7 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
     try:
         meta = json.loads(mp.read_text())
     except (OSError, ValueError) as e:
-        raise DatasetError(f"{mp}: unreadable metadata: {e}") from None
+        raise DatasetError(f"{mp}: unreadable metadata: {_one_line(e)}") from None
     if not isinstance(meta, dict):
         raise DatasetError(f"{mp}: metadata must be a JSON object")
     for k in ("schema_version", "columns", "tuples", "n_keys", "fingerprint", "files"):
@@ -519,6 +532,11 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
         fp = p / entry["name"]
         if not fp.exists():
             raise DatasetError(f"{p}: data file {entry['name']} listed in metadata is missing")
+        size = fp.stat().st_size
+        if "bytes" in entry and size != entry["bytes"]:
+            raise DatasetError(f"{p}: data file {entry['name']} is {size:,} bytes, {entry['bytes']:,} when the dataset "
+                               "was written: corrupted or truncated, or changed after its fingerprint was taken "
+                               "(regenerate or re-ingest it)")
         files.append(fp)
     for entry in meta.get("tables") or ():
         if not isinstance(entry, dict) or not {"name", "file", "rows", "digest"} <= set(entry):
