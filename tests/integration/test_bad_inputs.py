@@ -153,3 +153,38 @@ def test_an_empty_dataset_is_one_clear_error(tmp_path, family):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code != 0 and len(lines) == 1 and "empty" in lines[0], err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--workers", "1000000000"], "workers must be at most 10,000"),
+    (["--workers", "0"], "workers"),
+    (["--sources", "5000"], "sources must be at most 1,000"),
+])
+def test_absurd_grid_sizes_are_refused_before_any_work(clean, tmp_path, args, needle):
+    """10^9 workers used to end in a MemoryError traceback (7.45 GiB for one array)."""
+    code, _, err = cli("replay", "grouping", "--dataset", clean / "stream", "--strategies", "kg",
+                       "--out", tmp_path / "r", *args)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and needle in lines[0], err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("cost", ["nan", "-1", "inf", "0", "1e400"])
+def test_a_trace_with_a_bad_cost_is_refused_with_the_line(tmp_path, cost):
+    src = tmp_path / "t.csv"
+    src.write_text(f"k,c\na,1\nb,{cost}\nc,2\n")
+    code, _, err = cli("datasets", "ingest", "csv", src, "--key-column", "k", "--cost-column", "c",
+                       "--out", tmp_path / "ds")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code != 0 and len(lines) == 1 and f"line 3: 'b,{cost}'" in lines[0], err
+    assert not (tmp_path / "ds").exists() and [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+
+
+def test_a_trace_of_only_malformed_lines_is_refused(tmp_path):
+    src = tmp_path / "t.csv"
+    src.write_text("k,c\nzzz\n,,\n")
+    code, _, err = cli("datasets", "ingest", "csv", src, "--key-column", "k", "--cost-column", "c",
+                       "--out", tmp_path / "ds")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code != 0 and len(lines) == 1 and "2 of 2 lines (100%) are malformed" in lines[0], err
+    assert not (tmp_path / "ds").exists()

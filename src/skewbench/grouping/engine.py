@@ -133,6 +133,13 @@ def grid(strategies: Sequence[str], workers: Sequence[int], sources: Sequence[in
     def adjust(cls: type, coords: dict[str, Any]) -> dict[str, Any]:
         return {**coords, "sources": 1} if cls.single_source else coords
 
+    from skewbench.grouping.params import MAX_SOURCES, MAX_WORKERS
+
+    for what, values, top in (("workers", workers, MAX_WORKERS), ("sources", sources, MAX_SOURCES)):
+        over = [v for v in values if isinstance(v, (int, np.integer)) and v > top]
+        if over:
+            raise SkewbenchError(f"{what} must be at most {top:,} (a cell keeps counts per source, window and "
+                                 f"worker), got {over[0]:,}")
     cells = _replay.grid(FAMILY, strategies, {"workers": workers, "sources": sources}, seeds, params, adjust)
     # validate every parameter combination now (constructing is cheap), not inside a task
     for c in cells:

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+#: the largest worker and source counts a replay takes: a cell keeps per-window counts of
+#: sources x windows x workers (400 MB at 10,000 workers, 5 sources, 100 windows)
+MAX_WORKERS, MAX_SOURCES = 10_000, 1_000
+
 PARAMS: dict[str, dict[str, Any]] = {
-    "workers": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 10000}, "minItems": 1,
+    "workers": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_WORKERS}, "minItems": 1,
                 "uniqueItems": True, "default": [5, 10, 50, 100], "description": "Worker counts n."},
-    "sources": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 1000}, "minItems": 1,
+    "sources": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_SOURCES}, "minItems": 1,
                 "uniqueItems": True, "default": [5], "description": "Source counts s."},
     "provisioning": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 100000, "default": 100,
                      "description": "Over-provisioning: the workers' capacity as a percentage of a steady "
