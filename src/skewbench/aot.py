@@ -1,12 +1,11 @@
 """Build the ahead-of-time kernels (:mod:`skewbench.jit`): ``python -m skewbench.aot``.
 
-Runs small workloads through the command line in this process (dataset generation; grouping
-replays of every strategy with the dataset's times, over-provisioning, worker speeds, windows in
-seconds and a cost column; shedding replays), records the argument types of every kernel called
+Runs small workloads through the command line in this process (dataset generation, then the
+replays each family lists in its ``cli.AOT_REPLAYS``), records the argument types of every kernel called
 from Python, compiles those signatures with numba's ``pycc`` into ``skewbench/_kernels*.so`` and
 writes ``skewbench/_kernels.json`` (the signatures, the numba and numpy versions, and a digest of
 the kernels' sources: a build that no longer matches them is ignored).  ``make install`` runs
-it; it takes about a minute and needs a C compiler.  Calls with other argument types still work,
+it; it takes 30-60 s and needs a C compiler.  Calls with other argument types still work,
 through numba.
 """
 
@@ -29,22 +28,23 @@ HERE = Path(__file__).parent
 
 
 def workloads(tmp: Path) -> list[list[str]]:
-    """The command lines whose kernel calls are compiled ahead of time."""
-    z, c = str(tmp / "z"), str(tmp / "c")
-    grouping = "kg,sg,pkg,dc,wc,rr,fixed-d,osg,fk"
-    return [
+    """The command lines whose kernel calls are compiled ahead of time: two generated streams,
+    then each family's ``cli.AOT_REPLAYS`` (optional) over all of its strategies."""
+    from skewbench import registry
+    from skewbench.families import families
+
+    data = {"zipf": str(tmp / "zipf"), "costs": str(tmp / "costs")}
+    out = [
         ["datasets", "generate", "zipf", "--alpha", "1.2", "--keys", "2000", "--tuples", "30000", "--seed", "1",
-         "--out", z],
+         "--out", data["zipf"]],
         ["datasets", "generate", "zipf", "--alpha", "1.0", "--keys", "500", "--tuples", "20000", "--seed", "2",
-         "--cost", "levels:64:1:64", "--arrivals", "poisson", "--rate", "5000", "--out", c],
-        ["replay", "grouping", "--dataset", z, "--strategies", grouping, "--workers", "5,50", "--sources", "1,5",
-         "--out", str(tmp / "r1")],
-        ["replay", "grouping", "--dataset", c, "--strategies", grouping, "--workers", "5", "--sources", "1",
-         "--provisioning", "100", "--out", str(tmp / "r2")],
-        ["replay", "grouping", "--dataset", c, "--strategies", grouping, "--workers", "5", "--sources", "2",
-         "--window", "0.5s", "--worker-speed", "0:1.1,1,1,1,0.9;5000:0.9,1,1,1,1.1", "--out", str(tmp / "r3")],
-        ["replay", "shedding", "--dataset", c, "--out", str(tmp / "r4"), "--skip-inapplicable"],
+         "--cost", "levels:64:1:64", "--arrivals", "poisson", "--rate", "5000", "--out", data["costs"]],
     ]
+    for name, family in families().items():
+        for i, (dataset, args) in enumerate(family.attr("cli", "AOT_REPLAYS", ())):
+            out.append(["replay", name, "--dataset", data[dataset], "--strategies", ",".join(registry.names(name)),
+                        *args, "--out", str(tmp / f"{name}-{i}")])
+    return out
 
 
 def record(tmp: Path, log: Callable[[str], None]) -> dict[str, dict[tuple[str, ...], tuple]]:

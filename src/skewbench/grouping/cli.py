@@ -34,6 +34,17 @@ def _window(window: str | None) -> tuple[int | None, float | None]:
         raise SkewbenchError(f"--window takes N (tuples) or Ns (seconds), got '{window}'") from None
 
 
+#: replays of every grouping strategy whose kernel calls ``python -m skewbench.aot`` compiles
+#: ahead of time: (dataset, further arguments); "zipf" has no cost column, "costs" has one and
+#: Poisson arrivals (skewbench.aot builds both)
+AOT_REPLAYS = (
+    ("zipf", ("--workers", "5,50", "--sources", "1,5")),
+    ("costs", ("--workers", "5", "--sources", "1", "--provisioning", "100")),
+    ("costs", ("--workers", "5", "--sources", "2", "--window", "0.5s",
+               "--worker-speed", "0:1.1,1,1,1,0.9;5000:0.9,1,1,1,1.1")),
+)
+
+
 @click.command("grouping")
 @clikit.replay_options("grouping", ",".join(DEFAULT_STRATEGIES))
 @click.option("--workers", default="5,10,50,100", show_default=True, help="Comma-separated worker counts n.")

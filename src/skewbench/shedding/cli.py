@@ -20,6 +20,11 @@ def _provisioning(text: str) -> list[int]:
     return [int(v) for v in vals]
 
 
+#: replays of every shedding strategy whose kernel calls ``python -m skewbench.aot`` compiles
+#: ahead of time (see skewbench.grouping.cli.AOT_REPLAYS)
+AOT_REPLAYS = (("costs", ("--skip-inapplicable",)),)
+
+
 @click.command("shedding")
 @clikit.replay_options("shedding", ",".join(DEFAULT_STRATEGIES))
 @click.option("--provisioning", default="75", show_default=True,
