@@ -5,12 +5,14 @@ A kernel is then compiled in one of two ways, with the same source and the same 
 
 * **ahead of time**: ``python -m skewbench.aot`` (run by ``make install``) replays small
   workloads, records the argument types every kernel is called with from Python, and compiles
-  those signatures into one extension module, ``skewbench._kernels``.  A process whose calls all
+  those signatures into extension modules, ``skewbench._kernels_<module>`` (one per source
+  module of kernels; kernels declared without numba's runtime, ``_nrt=False``, are compiled
+  without it there too).  A process whose calls all
   match a compiled signature never imports numba: numba's import and first-call initialisation
   (loading its type registries, and scipy through them) cost about 1.1 s per process even with
   every kernel in its on-disk cache, which dominated a short CLI replay.
 * **just in time** (numba, ``cache=True``), as before, for any call whose argument types were not
-  compiled ahead of time, when ``skewbench._kernels`` is missing or out of date (built from other
+  compiled ahead of time, when the build is missing or out of date (built from other
   kernel sources, another numba or numpy), or everywhere when ``SKEWBENCH_KERNELS=jit``.
 
 A call reaches the ahead-of-time code only when every argument's type key (:func:`arg_key`:
@@ -18,7 +20,7 @@ dtype, dimensions, layout, writeability and alignment of arrays; the numba type 
 equals the recorded one: the compiled wrappers do not check array types themselves.
 
 Kernels that call each other do so inside numba as usual: numba is taught to type a
-:class:`Kernel` as its dispatcher.
+:class:`Kernel` as its dispatcher, and sees its options (``inline="always"`` inlines it).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-AOT_MODULE = "skewbench._kernels"
+AOT_PREFIX = "_kernels"  # skewbench/_kernels_<module>*.so: the kernels of one source module each
 TABLE_FILE = Path(__file__).with_name("_kernels.json")
 MODE = os.environ.get("SKEWBENCH_KERNELS", "auto")  # auto | jit
 
@@ -41,6 +43,7 @@ _KERNELS: dict[str, "Kernel"] = {}  # every kernel declared, by key (module.qual
 _RECORD: dict[str, dict[tuple[str, ...], tuple[Any, ...]]] | None = None  # build time: numba types
 _AOT: dict[str, dict[tuple[str, ...], Callable]] | None = None
 _FALLBACKS: dict[str, set[tuple[str | None, ...]]] = {}
+_AOT_ERROR = ""  # why the build on disk is not used
 _I64 = 1 << 63
 
 
@@ -99,6 +102,11 @@ def cpu_id() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def aot_module(source_module: str) -> str:
+    """The extension module holding the ahead-of-time kernels of ``source_module``."""
+    return f"skewbench.{AOT_PREFIX}_" + source_module.removeprefix("skewbench.").replace(".", "_")
+
+
 def _versions() -> dict[str, str]:
     from importlib.metadata import version
 
@@ -107,7 +115,7 @@ def _versions() -> dict[str, str]:
 
 def _load_aot() -> dict[str, dict[tuple[str, ...], Callable]]:
     """The ahead-of-time table, or {} when it is missing, disabled or stale."""
-    global _AOT
+    global _AOT, _AOT_ERROR
     if _AOT is not None:
         return _AOT
     with _LOCK:
@@ -121,10 +129,13 @@ def _load_aot() -> dict[str, dict[tuple[str, ...], Callable]]:
 
                 if (meta["versions"] == _versions() and meta["cpu"] == cpu_id()
                         and meta["digest"] == sources_digest(meta["modules"])):
-                    mod = importlib.import_module(AOT_MODULE)
                     for key, entries in meta["kernels"].items():
+                        mod = importlib.import_module(aot_module(key.rpartition(".")[0]))
                         table[key] = {tuple(e["args"]): getattr(mod, e["name"]) for e in entries}
-            except (ImportError, OSError, ValueError, KeyError, AttributeError):
+                else:
+                    _AOT_ERROR = "it does not match the kernels' sources, numba, numpy or this CPU"
+            except (ImportError, OSError, ValueError, KeyError, AttributeError) as e:
+                _AOT_ERROR = f"it cannot be loaded: {type(e).__name__}: {' '.join(str(e).split())}"
                 table = {}
         _AOT = table
         return table
@@ -137,8 +148,8 @@ def aot_status() -> str:
     if not TABLE_FILE.exists():
         return "kernels: numba just in time (no ahead-of-time build; run `python -m skewbench.aot`)"
     if not _load_aot():
-        return ("kernels: numba just in time (the ahead-of-time build does not match the kernels' sources, "
-                "numba, numpy or this CPU; run `python -m skewbench.aot`)")
+        return (f"kernels: numba just in time (the ahead-of-time build is not used: {_AOT_ERROR}; "
+                "run `python -m skewbench.aot`)")
     return f"kernels: ahead of time ({sum(len(v) for v in _AOT.values())} signatures of {len(_AOT)} kernels)"
 
 
@@ -161,9 +172,11 @@ class Kernel:
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self._dispatcher: Any = None
-        # kernels declared without numba's runtime (_nrt=False, for speed) stay just in time:
-        # compiled ahead of time the head-aware router ran 1.5 times slower
-        self.aot = opts.get("_nrt", True)
+        self.nrt = bool(opts.get("_nrt", True))  # False: compiled without numba's runtime, here too
+        # numba's inlining pass (``inline="always"``) recognises a callee by this attribute: without
+        # it a kernel calling another was compiled with a call where the source asks for inlining
+        # (the head-aware router ran 1.5x slower)
+        self.targetoptions = opts
         _KERNELS[self.key] = self
 
     @property
@@ -187,11 +200,11 @@ class Kernel:
             if fn is not None:
                 return fn(*args)
         if _RECORD is not None:
-            if self.aot and None not in keys and keys not in _RECORD.get(self.key, {}):
+            if None not in keys and keys not in _RECORD.get(self.key, {}):
                 from numba import typeof
 
                 _RECORD.setdefault(self.key, {})[keys] = tuple(typeof(a) for a in args)  # type: ignore[index]
-        elif aot and self.aot:
+        elif aot:
             _FALLBACKS.setdefault(self.key, set()).add(keys)
         return self.dispatcher(*args)
 
