@@ -43,8 +43,8 @@ coordinates and configuration): the MLflow tag `skewbench.trend` (`new`, `no cha
 Runs every night at 02:00 UTC and whenever `skewbench_datasets` publishes the catalog asset.
 Trigger it by hand with parameters: the common ones (datasets, catalog set, families, seeds)
 and one section per family (its strategies and its own fields, e.g. grouping's workers, sources
-and provisioning); bad values are refused by the form and again by `check_params` before any
-Spark job starts.
+and provisioning); lists of choices are picked in the form, and `check_params` refuses any
+other bad value (out of range, unknown dataset) with one sentence before any Spark job starts.
 
 Outputs: `$SKEWBENCH_RUNS_ROOT/<logical date>/<run id>/<dataset>/<family>/` (results Parquet,
 written atomically), the GE results beside them, `SUMMARY.md`, and MLflow runs tagged
@@ -54,7 +54,7 @@ written atomically), the GE results beside them, `SUMMARY.md`, and MLflow runs t
 
 def _params() -> dict[str, Param]:
     return {name: Param(spec["default"], **{k: v for k, v in spec.items() if k != "default"})
-            for name, spec in nightly.params_schema().items()}
+            for name, spec in nightly.form_params().items()}
 
 
 @dag(

@@ -1,8 +1,9 @@
 """Airflow plugin: an "MLflow run" extra link on the replay (SparkSubmitOperator) tasks.
 
-The link opens the MLflow parent run of this DAG run and family (found by its deterministic
-``skewbench.key`` tag) in the MLflow UI (``SKEWBENCH_MLFLOW_UI``); before the run is logged it
-opens the MLflow UI's start page.
+The link opens, in the MLflow UI (``SKEWBENCH_MLFLOW_UI``), the runs table of this DAG run's
+family experiment filtered to the replay's dataset: one run per strategy and grid cell, nested
+under the parent run found by its deterministic ``skewbench.key`` tag.  Before the run is logged
+it opens the MLflow UI's start page.
 
 The family is the replay job's first argument (``spark_jobs/replay.py <family> ...``).  Airflow
 3's API server computes the link when the UI asks for it, with the *serialized* mapped operator,
@@ -24,17 +25,18 @@ class MLflowRunLink(BaseOperatorLink):
     def get_link(self, operator, *, ti_key) -> str:
         from skewbench import nightly
 
-        family = nightly.family_of_job(getattr(operator, "application_args", None) or _rendered_args(ti_key))
+        args = getattr(operator, "application_args", None) or _rendered_args(ti_key)
+        family = nightly.family_of_job(args)
         if family is None:
             return nightly.mlflow_ui()
-        from skewbench.tracking import default_tracking_uri, find_parent, mlflow_run_url
+        from skewbench.tracking import children_filter, default_tracking_uri, find_parent, mlflow_runs_url
 
         key = nightly.run_key(ti_key.dag_id, ti_key.run_id, family)
         found = find_parent(default_tracking_uri(), family, key)
         if found is None:
             return nightly.mlflow_ui()
         experiment_id, run_id = found
-        return mlflow_run_url(nightly.mlflow_ui(), experiment_id, run_id)
+        return mlflow_runs_url(nightly.mlflow_ui(), experiment_id, children_filter(run_id, nightly.dataset_of_job(args)))
 
 
 def _rendered_args(ti_key):

@@ -107,6 +107,63 @@ def params_schema() -> dict[str, dict[str, Any]]:
     return out
 
 
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+def allowed_range(sch: dict[str, Any]) -> str:
+    """A number schema's bounds in words ("1 to 100", "above 0", ...); "" when unbounded."""
+    def num(v: float) -> str:
+        return f"{int(v):,}" if float(v).is_integer() else f"{v:g}"
+
+    lo = (num(sch["minimum"]), False) if "minimum" in sch else \
+        ((num(sch["exclusiveMinimum"]), True) if "exclusiveMinimum" in sch else None)
+    hi = (num(sch["maximum"]), False) if "maximum" in sch else \
+        ((num(sch["exclusiveMaximum"]), True) if "exclusiveMaximum" in sch else None)
+    if lo and hi and not lo[1] and not hi[1]:
+        return f"{lo[0]} to {hi[0]}"
+    parts = ([f"above {lo[0]}" if lo[1] else f"at least {lo[0]}"] if lo else []) + \
+        ([f"below {hi[0]}" if hi[1] else f"at most {hi[0]}"] if hi else [])
+    return " and ".join(parts)
+
+
+def form_params() -> dict[str, dict[str, Any]]:
+    """The Params of the trigger form: :func:`params_schema` without the bounds of numbers (the
+    form's number inputs clamp an out-of-range entry to the nearest bound without a word: seeds
+    0 became 1, 500 became 100; the bounds go into the description, and :func:`check_params`
+    refuses an out-of-range value with a sentence), and with a multi-select for lists of
+    choices (``examples``), so that only known strategies and families can be picked."""
+    out = {}
+    for name, spec in params_schema().items():
+        spec = dict(spec)
+        nums = spec if spec.get("type") in ("integer", "number") or spec.get("type") == ["number", "null"] else None
+        if spec.get("type") == "array" and isinstance(spec.get("items"), dict):
+            items = dict(spec["items"])
+            if "enum" in items:
+                spec["examples"] = list(items["enum"])
+            elif items.get("type") in ("integer", "number"):
+                nums = items
+            spec["items"] = {k: v for k, v in items.items() if k not in _BOUNDS}
+        if nums is not None:
+            words = allowed_range(nums)
+            if words:
+                spec["description"] = f"{spec.get('description', '').rstrip('.')} (allowed: {words})."
+            for k in _BOUNDS:
+                spec.pop(k, None)
+        out[name] = spec
+    return out
+
+
+def _param_error(name: str, sch: dict[str, Any], e: Any) -> str:
+    """A JSON-schema error on one parameter as one sentence a person can act on."""
+    where = f" item {e.path[0] + 1}" if e.path and isinstance(e.path[0], int) else ""
+    if e.validator in _BOUNDS:
+        return (f"parameter '{name}'{where}: {e.instance!r} is out of range; allowed: "
+                f"{allowed_range(e.schema)}")
+    if e.validator == "enum":
+        return f"parameter '{name}'{where}: {e.instance!r} is not one of {', '.join(map(str, e.validator_value))}"
+    return f"parameter '{name}'{where}: {e.message}"
+
+
 def check_params(params: dict[str, Any]) -> dict[str, Any]:
     """Validate the run's parameters (again, after the trigger form) and resolve defaults.
 
@@ -125,7 +182,7 @@ def check_params(params: dict[str, Any]) -> dict[str, Any]:
         try:
             jsonschema.validate(values[name], {k: v for k, v in sch.items() if k not in _NOT_SCHEMA})
         except jsonschema.ValidationError as e:
-            raise SkewbenchError(f"parameter '{name}': {e.message}") from None
+            raise SkewbenchError(_param_error(name, sch, e)) from None
     conf = {k: values[k] for k in COMMON}
     from skewbench.datasets.catalog import load_catalog
 
@@ -386,6 +443,15 @@ def family_of_job(application_args: Any) -> str | None:
     if isinstance(application_args, (list, tuple)) and application_args:
         first = str(application_args[0])
         return first if first in _families.families() else None
+    return None
+
+
+def dataset_of_job(application_args: Any) -> str | None:
+    """The dataset name a replay job's arguments name (``--dataset <data root>/<name>``)."""
+    if isinstance(application_args, (list, tuple)):
+        args = [str(a) for a in application_args]
+        if "--dataset" in args[:-1]:
+            return Path(args[args.index("--dataset") + 1]).name or None
     return None
 
 

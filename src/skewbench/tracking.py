@@ -122,6 +122,45 @@ def mlflow_run_url(tracking_ui_base: str, experiment_id: str, run_id: str) -> st
     return f"{tracking_ui_base.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
 
 
+def mlflow_runs_url(tracking_ui_base: str, experiment_id: str, search_filter: str = "") -> str:
+    """The MLflow UI's runs table of an experiment, filtered by ``search_filter`` (MLflow's
+    search syntax), in the model-training view: a new browser would otherwise open MLflow 3's
+    GenAI view, whose pages do not list runs.  Sorted by run name: sorted by date (its default)
+    the UI folds the matching runs under their collapsed parent."""
+    from urllib.parse import urlencode
+
+    query = {"searchFilter": search_filter, "orderByKey": "metrics.`imbalance`", "orderByAsc": "true"} \
+        if search_filter else {}
+    query["workflowType"] = "machine_learning"
+    return f"{tracking_ui_base.rstrip('/')}/#/experiments/{experiment_id}/runs?{urlencode(query)}"
+
+
+def experiment_urls(tracking_ui_base: str, tracking_uri: str | None = None) -> dict[str, str]:
+    """Family -> the MLflow UI's runs table of its experiment (model-training view), for the
+    families that have logged runs (what ``make ui`` prints)."""
+    from skewbench.families import families
+
+    uri = tracking_uri or default_tracking_uri()
+    db = _sqlite_path(uri)
+    if db is not None and not db.exists():
+        return {}
+    client = _client(uri)
+    out = {}
+    for family in families():
+        exp = _experiment(client, family, uri, create=False)
+        if exp is not None:
+            out[family] = mlflow_runs_url(tracking_ui_base, exp.experiment_id)
+    return out
+
+
+def children_filter(parent_run_id: str, dataset: str | None = None) -> str:
+    """MLflow search filter of a parent run's nested runs, of one dataset when given."""
+    text = f"tags.`{PARENT_TAG}` = '{parent_run_id}'"
+    if dataset:
+        text += " and tags.`skewbench.dataset` = '" + dataset.replace("'", "\\'") + "'"
+    return text
+
+
 # --------------------------------------------------------------------------------------------
 # MLflow helpers
 

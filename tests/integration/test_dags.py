@@ -5,6 +5,7 @@ Spark via spark-submit to a standalone cluster on loopback, real GE, real MLflow
 from __future__ import annotations
 
 import json
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -72,26 +73,38 @@ def test_nightly_task_graph(dags_info):
         "allocation_opt_node_limit", "allocation_opt_max_tasks"}
 
 
-BAD = [({"grouping_workers": [0]}, "grouping_workers"), ({"seeds": 0}, "seeds"),
-       ({"families": ["juggling"]}, "families"), ({"grouping_strategies": ["nope"]}, "grouping_strategies"),
-       ({"grouping_provisioning": -5}, "grouping_provisioning")]
+#: refused by the trigger's Params schema (the form offers only these choices)
+BAD_CHOICES = [({"families": ["juggling"]}, "families"), ({"grouping_strategies": ["nope"]}, "grouping_strategies")]
+#: accepted by the form (its number inputs would clamp them silently, so they carry no bounds)
+#: and refused by check_params with the allowed range
+BAD_RANGES = [({"grouping_workers": [0]}, "parameter 'grouping_workers' item 1: 0 is out of range; allowed: 1 to 10,000"),
+              ({"seeds": 0}, "parameter 'seeds': 0 is out of range; allowed: 1 to 100"),
+              ({"grouping_provisioning": -5},
+               "parameter 'grouping_provisioning': -5 is out of range; allowed: above 0 and at most 100,000")]
 
 
 def test_invalid_params_are_refused_before_any_task(env):
-    """The trigger's Params schema refuses bad values; a value the schema cannot judge (an
-    unknown dataset) is refused by check_params, before any dataset or Spark task runs."""
-    results, log = af.run_dags(env, "skewbench_nightly", [c for c, _ in BAD] + [{"datasets": ["no-such-dataset"]}])
-    for (conf, needle), result in zip(BAD, results):
+    """A value outside the form's choices is refused at trigger; an out-of-range number or an
+    unknown dataset fails the run in check_params alone, with one sentence, before any dataset
+    or Spark task runs (nothing clamped, nothing retried)."""
+    from skewbench import nightly
+
+    # every Param given (defaults but the bad one): dag.test() in one process carries a conf's
+    # values over to the next run's Params
+    defaults = {k: v["default"] for k, v in nightly.params_schema().items()}
+    confs = [c for c, _ in BAD_CHOICES] + [c for c, _ in BAD_RANGES] + [{"datasets": ["no-such-dataset"]}]
+    results, log = af.run_dags(env, "skewbench_nightly", [{**defaults, **c} for c in confs])
+    for (conf, needle), result in zip(BAD_CHOICES, results):
         assert isinstance(result, str) and "ParamValidationError" in result and needle in result, (conf, log[-3000:])
-    last = results[-1]
-    assert isinstance(last, dict) and last["state"] == "failed", log[-3000:]
-    assert last["tasks"]["check_params[-1]"] == "failed"
-    # one failed task, nothing crashed, the clean-up tasks skipped (nothing was started)
-    assert [k for k, v in last["tasks"].items() if v == "failed"] == ["check_params[-1]"], last["tasks"]
-    assert all(v == "skipped" for k, v in last["tasks"].items() if ".mark_failed" in k), last["tasks"]
-    assert "unknown dataset 'no-such-dataset'" in log
-    assert all(state in ("None", "upstream_failed") for k, state in last["tasks"].items()
-               if k.startswith(("grouping.replay", "prepare_dataset"))), last["tasks"]
+    for (conf, message), result in zip(BAD_RANGES + [({}, "unknown dataset 'no-such-dataset'")],
+                                       results[len(BAD_CHOICES):]):
+        assert isinstance(result, dict) and result["state"] == "failed", (conf, log[-3000:])
+        # one failed task, nothing crashed, the clean-up tasks skipped (nothing was started)
+        assert [k for k, v in result["tasks"].items() if v == "failed"] == ["check_params[-1]"], result["tasks"]
+        assert all(v == "skipped" for k, v in result["tasks"].items() if ".mark_failed" in k), result["tasks"]
+        assert all(state in ("None", "upstream_failed") for k, state in result["tasks"].items()
+                   if k.startswith(("grouping.replay", "prepare_dataset"))), result["tasks"]
+        assert message in log, (conf, log[-3000:])
     assert not list((Path(env["SKEWBENCH_STATE"]) / "runs").rglob("summary.parquet"))
 
 
@@ -136,10 +149,19 @@ def test_nightly_end_to_end_and_rerun_is_idempotent(env):
     assert c.data.params["time_mode"] == "provisioning" and float(c.data.params["provisioning"]) == 100.0
     hist = client.get_metric_history(c.info.run_id, "window.imbalance_cum")
     assert len(hist) >= 10 and sorted(h.step for h in hist) == list(range(len(hist)))
-    # the replay task's "MLflow run" extra link, as the UI gets it, opens this parent run
+    # the replay task's "MLflow run" extra link, as the UI gets it, opens the experiment's runs
+    # table in the model-training view, filtered to this run's runs of the replay's dataset
     links = af.extra_links(env, "skewbench_nightly", "grouping.replay", result["run_id"])
     assert set(links) == {"0"}, links
-    assert links["0"] == {"MLflow run": f"http://127.0.0.1:5000/#/experiments/{exp.experiment_id}/runs/{p.info.run_id}"}
+    url = urllib.parse.urlsplit(links["0"]["MLflow run"])
+    assert (url.scheme, url.netloc, url.path) == ("http", "127.0.0.1:5000", "/")
+    route, _, query = url.fragment.partition("?")
+    assert route == f"/experiments/{exp.experiment_id}/runs"
+    query = dict(urllib.parse.parse_qsl(query))
+    assert query["workflowType"] == "machine_learning"
+    shown = client.search_runs([exp.experiment_id], query["searchFilter"])
+    assert sorted(r.info.run_id for r in shown) == sorted(c.info.run_id for c in children)
+    assert {r.data.tags["skewbench.dataset"] for r in shown} == {"tiny-zipf"}
     arts = {a.path for a in client.list_artifacts(p.info.run_id)}
     assert "report.html" in arts and {"results", "plots"} <= arts
     run_dir = Path(env["SKEWBENCH_STATE"]) / "runs"

@@ -84,6 +84,38 @@ def test_bad_params_are_clear_errors(params, needle):
         nightly.check_params(params)
 
 
+def test_the_form_carries_no_number_bounds_and_offers_choices_as_multi_selects():
+    """The trigger form's number inputs clamp an out-of-range entry to the nearest bound without
+    a word (seen in the browser: seeds 0 became 1, 500 became 100), so the form's Params carry
+    no bounds; the description says the range and check_params enforces it."""
+    full, form = nightly.params_schema(), nightly.form_params()
+    assert list(form) == list(full)
+    bounds = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+    for name, spec in form.items():
+        assert not set(bounds) & set(spec) and not set(bounds) & set(spec.get("items") or {}), name
+        assert spec["default"] == full[name]["default"] and spec["section"] == full[name]["section"]
+        if set(bounds) & set(full[name]) or set(bounds) & set(full[name].get("items") or {}):
+            assert "(allowed: " in spec["description"], name
+        if "enum" in (full[name].get("items") or {}):
+            assert spec["examples"] == full[name]["items"]["enum"], name
+    assert form["seeds"]["description"].endswith("(allowed: 1 to 100).")
+    assert "(allowed: above 0 and below 1)" in form["shedding_confidence"]["description"]
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"seeds": 0}, "parameter 'seeds': 0 is out of range; allowed: 1 to 100"),
+    ({"seeds": 500}, "parameter 'seeds': 500 is out of range; allowed: 1 to 100"),
+    ({"grouping_workers": [5, -3]}, "parameter 'grouping_workers' item 2: -3 is out of range; allowed: 1 to 10,000"),
+    ({"shedding_confidence": 1.0}, "parameter 'shedding_confidence': 1.0 is out of range; allowed: above 0 and below 1"),
+    ({"families": ["grouping", "nope"]},
+     "parameter 'families' item 2: 'nope' is not one of grouping, shedding, allocation"),
+])
+def test_out_of_range_params_are_refused_with_the_allowed_range(params, message):
+    with pytest.raises(SkewbenchError) as e:
+        nightly.check_params(params)
+    assert str(e.value) == message
+
+
 def test_run_dirs_are_per_run_and_plans_per_dataset_and_family(tmp_path, monkeypatch):
     monkeypatch.setenv("SKEWBENCH_RUNS_ROOT", str(tmp_path))
     a = nightly.run_dir("2026-11-20T02:00:00+00:00", "scheduled__2026-11-20T02:00:00+00:00")
@@ -96,6 +128,7 @@ def test_run_dirs_are_per_run_and_plans_per_dataset_and_family(tmp_path, monkeyp
     args = plan[0]["application_args"]
     assert args[0] == "grouping" and plan[0]["application"].endswith("spark_jobs/replay.py")
     assert nightly.family_of_job(args) == "grouping" and nightly.family_of_job(str(args)) == "grouping"
+    assert nightly.dataset_of_job(args) == "z" and nightly.dataset_of_job(["grouping"]) is None
     assert args[args.index("--strategies") + 1] == "kg,osg" and "--overwrite" in args
     assert plan[0]["out"] == str(a / "zipf-1.0" / "grouping")
     assert args[args.index("--provisioning") + 1] == "100.0"  # the default: critical load
