@@ -86,6 +86,18 @@ localStorage.setItem('mlflow.detectIssues.guidanceShown_v1', 'true');
 """
 
 
+def link_shot(browser, airflow_page, airflow: str, out: Path, run_id: str) -> None:
+    """Where the replay task's "MLflow run" link lands, in a browser that never opened MLflow."""
+    run = urllib.parse.quote(run_id, safe="")
+    airflow_page.goto(f"{airflow}/dags/{DAG}/runs/{run}/tasks/grouping.replay/mapped/0/details")
+    link = airflow_page.get_by_role("link", name="MLflow run").first
+    link.wait_for(timeout=60_000)
+    page = browser.new_context(viewport={"width": 1400, "height": 860}).new_page()
+    page.goto(link.get_attribute("href"))
+    settle(page, 4)
+    page.screenshot(path=out / "mlflow-runs-from-link.png")
+
+
 def mlflow_shots(page, base: str, out: Path, run_id: str, dataset: str, workers: int) -> None:
     api = f"{base}/api/2.0/mlflow"
     exp = page.request.get(f"{api}/experiments/get-by-name?experiment_name=skewbench-grouping").json()["experiment"]
@@ -136,6 +148,7 @@ def main() -> None:
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             run_id = airflow_shots(page, args.airflow.rstrip("/"), password, out, args.run_id)
+            link_shot(browser, page, args.airflow.rstrip("/"), out, run_id)
             ml = browser.new_context(viewport={"width": 1400, "height": 860})
             ml.add_init_script(MLFLOW_UI_STATE)
             mlflow_shots(ml.new_page(), args.mlflow.rstrip("/"), out, run_id, args.dataset, args.workers)

@@ -41,21 +41,40 @@ setsid mlflow server --backend-store-uri "$SKEWBENCH_TRACKING_URI" \
   > "$state/logs/mlflow-ui.log" 2>&1 < /dev/null &
 echo "mlflow $!" >> "$pids"
 
-# Airflow: API server (UI), scheduler, DAG processor, triggerer; one generated admin password
+# Airflow: API server (UI), scheduler, DAG processor, triggerer; one generated admin password.
+# Each in a process group of its own, started one by one rather than by `airflow standalone`:
+# the scheduler and the triggerer then run without their log servers, which listen on every
+# address (ports 8793 and 8794; Airflow has no setting for their host); the API server reads
+# the task logs from the same log folder instead.
 export AIRFLOW__API__PORT="$airflow_port" AIRFLOW__API__HOST=127.0.0.1
+export AIRFLOW__API__BASE_URL="http://127.0.0.1:$airflow_port"  # tasks reach the execution API here
 # the replay tasks' "MLflow run" links point at this MLflow UI
 export SKEWBENCH_MLFLOW_UI="${SKEWBENCH_MLFLOW_UI:-http://127.0.0.1:$mlflow_port}"
 export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin"
 airflow db migrate > "$state/logs/airflow-migrate.log" 2>&1
-setsid airflow standalone > "$state/logs/airflow.log" 2>&1 < /dev/null &
-echo "airflow $!" >> "$pids"
+start() {  # name, command...
+  local name=$1; shift
+  setsid "$@" > "$state/logs/airflow-$name.log" 2>&1 < /dev/null &
+  echo "airflow-$name $!" >> "$pids"
+}
+start api-server airflow api-server --host 127.0.0.1 --port "$airflow_port"
+start scheduler airflow scheduler --skip-serve-logs
+start dag-processor airflow dag-processor
+start triggerer airflow triggerer --skip-serve-logs
 
 wait_http "http://127.0.0.1:$mlflow_port/" 120 || echo "warning: MLflow UI not answering yet (see $state/logs/mlflow-ui.log)"
-wait_http "http://127.0.0.1:$airflow_port/api/v2/version" 240 || echo "warning: Airflow not answering yet (see $state/logs/airflow.log)"
+wait_http "http://127.0.0.1:$airflow_port/api/v2/version" 240 || echo "warning: Airflow not answering yet (see $state/logs/airflow-*.log)"
 pwfile="$AIRFLOW_HOME/simple_auth_manager_passwords.json.generated"
 for _ in $(seq 30); do [ -s "$pwfile" ] && break; sleep 1; done
 [ -f "$pwfile" ] && chmod 600 "$pwfile"  # also one generated before this umask
 echo
 echo "Airflow UI:  http://127.0.0.1:$airflow_port   login: admin / $(python -c "import json,sys; print(json.load(open(sys.argv[1]))['admin'])" "$pwfile" 2>/dev/null || echo "see $pwfile")"
 echo "MLflow UI:   http://127.0.0.1:$mlflow_port"
+# each family's runs table, in MLflow's model-training view (a new browser opens its GenAI view)
+python - "$SKEWBENCH_MLFLOW_UI" <<'PY' 2>/dev/null || true
+import sys
+from skewbench.tracking import experiment_urls
+for family, url in experiment_urls(sys.argv[1]).items():
+    print(f"  {family + ' runs:':18s} {url}")
+PY
 echo "logs:        $state/logs/   stop with: make ui-stop"

@@ -1,0 +1,238 @@
+"""`make ui`'s processes for real (scripts/ui.sh: the Airflow API server, scheduler, DAG
+processor and triggerer, and the MLflow server), on free ports over a throw-away state.
+
+* Every listening socket of those processes is on a loopback address, and the generated admin
+  password is readable by its owner only.
+* In a real browser (Playwright driving Debian's Chromium; skipped with a message when either
+  is missing): sign in, trigger a run with an unknown dataset through the form, which fails in
+  ``check_params`` alone within seconds with the close match; trigger a good run, then follow
+  the replay task's "MLflow run" link, in a browser that has never opened MLflow, to the runs
+  table of that nightly run and dataset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import time
+import urllib.request
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from tests.integration import airflow_env as af
+
+DAG = "skewbench_nightly"
+CHROMIUM = "/usr/bin/chromium"
+#: the default set is empty, so the run that unpausing schedules fails in check_params at once
+#: ("no dataset to run") instead of replaying a catalog; the test's runs name their dataset
+CATALOG = """
+version: 1
+datasets:
+  - name: tiny-zipf
+    sets: [paper]
+    generator: zipf
+    keys: 500
+    tuples: 20000
+    alpha: 1.2
+    seed: 1
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ui")
+    env = af.make_env(root)
+    (root / "catalog.yaml").write_text(CATALOG)
+    airflow_port, mlflow_port = _free_port(), _free_port()
+    env.update({"AIRFLOW_PORT": str(airflow_port), "MLFLOW_PORT": str(mlflow_port),
+                "SKEWBENCH_MLFLOW_UI": f"http://127.0.0.1:{mlflow_port}", "SKEWBENCH_RETRY_DELAY_SECONDS": "1"})
+    start = subprocess.run(["bash", str(af.REPO / "scripts" / "ui.sh"), "start"], env=env, capture_output=True,
+                           text=True, timeout=600)
+    try:
+        assert start.returncode == 0, start.stdout + start.stderr
+        yield {"env": env, "root": root, "airflow": f"http://127.0.0.1:{airflow_port}",
+               "mlflow": f"http://127.0.0.1:{mlflow_port}", "start": start.stdout}
+    finally:
+        subprocess.run(["bash", str(af.REPO / "scripts" / "ui.sh"), "stop"], env=env, capture_output=True,
+                       timeout=120)
+
+
+def _group_pids(state: Path) -> dict[int, str]:
+    """Every process of the process groups ui.sh started: pid -> the group's name."""
+    import psutil
+
+    groups = {int(pgid): name for name, pgid in
+              (line.split() for line in (state / "ui.pgids").read_text().splitlines() if line.strip())}
+    out = {}
+    for p in psutil.process_iter():
+        try:
+            pg = os.getpgid(p.pid)
+        except (ProcessLookupError, PermissionError):
+            continue
+        if pg in groups:
+            out[p.pid] = groups[pg]
+    return out
+
+
+def test_make_ui_listens_on_loopback_only_and_keeps_its_password_private(ui):
+    import psutil
+
+    state = Path(ui["env"]["SKEWBENCH_STATE"])
+    pids = _group_pids(state)
+    assert set(pids.values()) == {"mlflow", "airflow-api-server", "airflow-scheduler", "airflow-dag-processor",
+                                  "airflow-triggerer"}, pids
+    listening = [(pids[c.pid], c.laddr.ip, c.laddr.port) for c in psutil.net_connections(kind="inet")
+                 if c.status == psutil.CONN_LISTEN and c.pid in pids]
+    ports = {port for _, _, port in listening}
+    assert {int(ui["airflow"].rsplit(":", 1)[1]), int(ui["mlflow"].rsplit(":", 1)[1])} <= ports, listening
+    # Airflow's task log servers (8793, 8794) listened on every address under `airflow standalone`
+    assert [x for x in listening if x[1] not in ("127.0.0.1", "::1")] == [], listening
+    pwfile = Path(ui["env"]["AIRFLOW_HOME"]) / "simple_auth_manager_passwords.json.generated"
+    assert stat.S_IMODE(pwfile.stat().st_mode) == 0o600
+    assert json.loads(pwfile.read_text())["admin"] in ui["start"]
+
+
+# ---------------------------------------------------------------------------------------------
+# in a browser
+
+
+def _browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium) - the UI test needs it")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed (make install installs it)")
+    return sync_playwright
+
+
+def _api(ui, method: str, path: str, token: str, body: dict | None = None) -> dict:
+    req = urllib.request.Request(ui["airflow"] + path, method=method, data=None if body is None else
+                                 json.dumps(body).encode(), headers={"Authorization": f"Bearer {token}",
+                                                                     "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read() or b"{}")
+
+
+def _token(ui, password: str) -> str:
+    req = urllib.request.Request(ui["airflow"] + "/auth/token", method="POST",
+                                 data=json.dumps({"username": "admin", "password": password}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())["access_token"]
+
+
+def _wait_run(ui, token: str, run_id: str, timeout: float) -> dict:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        run = _api(ui, "GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}", token)
+        if run["state"] in ("success", "failed"):
+            return run
+        time.sleep(2)
+    raise AssertionError(f"run {run_id} did not finish in {timeout:.0f} s: {run['state']}")
+
+
+def _tasks(ui, token: str, run_id: str) -> list[dict]:
+    return _api(ui, "GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}/taskInstances?limit=200", token)["task_instances"]
+
+
+def _trigger(page, ui, conf: dict | None = None, datasets: str | None = None) -> None:
+    """Open the trigger form and submit it: the datasets field typed in as a user would, or
+    the whole configuration in the form's JSON editor."""
+    page.goto(f"{ui['airflow']}/dags/{DAG}")
+    page.get_by_role("button", name="Trigger").first.click()
+    dialog = page.locator("[role=dialog][data-state=open]")
+    dialog.get_by_role("button", name="Datasets").first.wait_for(timeout=60_000)
+    if datasets is not None:
+        field = dialog.locator("[name=element_datasets]")
+        if not field.is_visible():
+            dialog.get_by_role("button", name="Datasets").first.click()
+        field.fill(datasets)
+    if conf is not None:
+        dialog.get_by_role("button", name="Advanced Options").first.click()
+        dialog.locator(".monaco-editor").last.click()  # "Configuration JSON"
+        page.keyboard.press("Control+A")
+        page.keyboard.press("Delete")
+        page.keyboard.insert_text(json.dumps(conf))
+    page.wait_for_timeout(500)
+    dialog.get_by_role("button", name="Trigger").last.click()
+    page.wait_for_timeout(2000)
+
+
+def _newest_manual_run(ui, token: str, before: set[str]) -> str:
+    for _ in range(60):
+        runs = _api(ui, "GET", f"/api/v2/dags/{DAG}/dagRuns?limit=50", token)["dag_runs"]
+        new = [r["dag_run_id"] for r in runs if r["run_type"] == "manual" and r["dag_run_id"] not in before]
+        if new:
+            return new[0]
+        time.sleep(1)
+    raise AssertionError("the form created no run")
+
+
+def test_a_first_time_user_triggers_runs_and_finds_the_mlflow_runs(ui, tmp_path):
+    sync_playwright = _browser()
+    password = json.loads((Path(ui["env"]["AIRFLOW_HOME"]) /
+                           "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+    token = _token(ui, password)
+    shots = tmp_path
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(ui["airflow"] + "/")
+            page.fill("input[name=username]", "admin")
+            page.fill("input[name=password]", password)
+            page.click("button[type=submit]")
+            page.wait_for_url(lambda url: "/auth/login" not in url, timeout=60_000)
+
+            # 1. a typo in the dataset: the run fails in check_params alone, at once, nothing retried
+            seen: set[str] = set()
+            _trigger(page, ui, datasets="tiny-zipff")
+            page.screenshot(path=str(shots / "1-bad-trigger.png"))
+            bad = _newest_manual_run(ui, token, seen)
+            seen.add(bad)
+            run = _wait_run(ui, token, bad, 240)
+            assert run["state"] == "failed"
+            failed = [t for t in _tasks(ui, token, bad) if t["state"] == "failed"]
+            assert [(t["task_id"], t["try_number"]) for t in failed] == [("check_params", 1)], failed
+            log = (Path(ui["env"]["AIRFLOW_HOME"]) / "logs" / f"dag_id={DAG}" / f"run_id={bad}" /
+                   "task_id=check_params" / "attempt=1.log").read_text()
+            assert "unknown dataset 'tiny-zipff' (did you mean 'tiny-zipf'?)" in log, log[-2000:]
+            started, ended = (datetime.fromisoformat(run[k].replace("Z", "+00:00")) for k in ("start_date", "end_date"))
+            assert (ended - started).total_seconds() < 60, run
+
+            # 2. a good run, then the replay task's link to MLflow
+            _trigger(page, ui, conf={"datasets": ["tiny-zipf"], "families": ["grouping"],
+                                     "grouping_strategies": ["kg", "pkg"], "grouping_workers": [5]})
+            good = _newest_manual_run(ui, token, seen)
+            run = _wait_run(ui, token, good, 900)
+            assert run["state"] == "success", [(t["task_id"], t["state"]) for t in _tasks(ui, token, good)]
+            page.goto(f"{ui['airflow']}/dags/{DAG}/runs/{good}/tasks/grouping.replay/mapped/0/details")
+            link = page.get_by_role("link", name="MLflow run").first
+            link.wait_for(timeout=60_000)
+            page.screenshot(path=str(shots / "2-replay-task.png"))
+            href = link.get_attribute("href")
+            assert href and href.startswith(ui["mlflow"]), href
+
+            # a browser that has never opened MLflow (no stored view) lands on the runs table
+            fresh = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+            fresh.goto(href)
+            names = ["tiny-zipf kg n=5 s=5", "tiny-zipf pkg n=5 s=5"]
+            for name in names:
+                fresh.get_by_text(name, exact=False).first.wait_for(timeout=60_000)
+            fresh.screenshot(path=str(shots / "3-mlflow-runs.png"))
+        finally:
+            browser.close()
