@@ -42,6 +42,15 @@ datasets:
 """
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (for a server a test starts)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def make_env(root: Path, master: str = "local[2]") -> dict[str, str]:
     """The environment of a throw-away Airflow whose ``spark_default`` connection points at
     ``master`` (``SKEWBENCH_SPARK_MASTER`` with it)."""

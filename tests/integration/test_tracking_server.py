@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,14 +18,9 @@ from skewbench import tracking
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.engine import grid, replay_to_dir
+from tests.integration.airflow_env import free_port
 
 KEY = "skewbench_nightly/manual__2026-11-25/grouping"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +67,7 @@ class Server:
 
 @pytest.fixture
 def server(tmp_path):
-    s = Server(tmp_path, _free_port())
+    s = Server(tmp_path, free_port())
     yield s
     s.stop()
 

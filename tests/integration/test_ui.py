@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import stat
 import subprocess
 import time
@@ -44,18 +43,12 @@ datasets:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory):
     root = tmp_path_factory.mktemp("ui")
     env = af.make_env(root)
     (root / "catalog.yaml").write_text(CATALOG)
-    airflow_port, mlflow_port = _free_port(), _free_port()
+    airflow_port, mlflow_port = af.free_port(), af.free_port()
     env.update({"AIRFLOW_PORT": str(airflow_port), "MLFLOW_PORT": str(mlflow_port),
                 "SKEWBENCH_MLFLOW_UI": f"http://127.0.0.1:{mlflow_port}", "SKEWBENCH_RETRY_DELAY_SECONDS": "1"})
     start = subprocess.run(["bash", str(af.REPO / "scripts" / "ui.sh"), "start"], env=env, capture_output=True,
