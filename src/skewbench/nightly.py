@@ -129,9 +129,10 @@ def allowed_range(sch: dict[str, Any]) -> str:
 def form_params() -> dict[str, dict[str, Any]]:
     """The Params of the trigger form: :func:`params_schema` without the bounds of numbers (the
     form's number inputs clamp an out-of-range entry to the nearest bound without a word: seeds
-    0 became 1, 500 became 100; the bounds go into the description, and :func:`check_params`
-    refuses an out-of-range value with a sentence), and with a multi-select for lists of
-    choices (``examples``), so that only known strategies and families can be picked."""
+    0 became 1, 500 became 100; the bounds go into the description) and without the rules on
+    list items (the form refused a list that broke them, e.g. an empty worker list or an unknown
+    strategy typed in its JSON editor, with no message at all): :func:`check_params` refuses
+    all these with a sentence.  Lists of choices are multi-selects (``examples``)."""
     out = {}
     for name, spec in params_schema().items():
         spec = dict(spec)
@@ -142,7 +143,9 @@ def form_params() -> dict[str, dict[str, Any]]:
                 spec["examples"] = list(items["enum"])
             elif items.get("type") in ("integer", "number"):
                 nums = items
-            spec["items"] = {k: v for k, v in items.items() if k not in _BOUNDS}
+            spec["items"] = {"type": items["type"]} if "type" in items else {}
+            spec.pop("minItems", None)
+            spec.pop("uniqueItems", None)
         if nums is not None:
             words = allowed_range(nums)
             if words:

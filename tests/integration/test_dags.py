@@ -73,11 +73,13 @@ def test_nightly_task_graph(dags_info):
         "allocation_opt_node_limit", "allocation_opt_max_tasks"}
 
 
-#: refused by the trigger's Params schema (the form offers only these choices)
-BAD_CHOICES = [({"families": ["juggling"]}, "families"), ({"grouping_strategies": ["nope"]}, "grouping_strategies")]
-#: accepted by the form (its number inputs would clamp them silently, so they carry no bounds)
-#: and refused by check_params with the allowed range
+#: refused by the trigger's Params schema (a select offers only these choices)
+BAD_CHOICES = [({"catalog_set": "huge"}, "catalog_set")]
+#: accepted by the form (its number inputs would clamp them silently, and it refused lists
+#: breaking item rules without a message) and refused by check_params with a sentence
 BAD_RANGES = [({"grouping_workers": [0]}, "parameter 'grouping_workers' item 1: 0 is out of range; allowed: 1 to 10,000"),
+              ({"grouping_strategies": ["nope"]}, "parameter 'grouping_strategies' item 1: 'nope' is not one of kg,"),
+              ({"grouping_workers": []}, "parameter 'grouping_workers': [] should be non-empty"),
               ({"seeds": 0}, "parameter 'seeds': 0 is out of range; allowed: 1 to 100"),
               ({"grouping_provisioning": -5},
                "parameter 'grouping_provisioning': -5 is out of range; allowed: above 0 and at most 100,000")]

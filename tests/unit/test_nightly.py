@@ -86,13 +86,15 @@ def test_bad_params_are_clear_errors(params, needle):
 
 def test_the_form_carries_no_number_bounds_and_offers_choices_as_multi_selects():
     """The trigger form's number inputs clamp an out-of-range entry to the nearest bound without
-    a word (seen in the browser: seeds 0 became 1, 500 became 100), so the form's Params carry
-    no bounds; the description says the range and check_params enforces it."""
+    a word (seen in the browser: seeds 0 became 1, 500 became 100), and it refused lists that
+    broke the item rules without a message; so the form's Params carry neither, the
+    description says the range and check_params enforces it all."""
     full, form = nightly.params_schema(), nightly.form_params()
     assert list(form) == list(full)
     bounds = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
     for name, spec in form.items():
         assert not set(bounds) & set(spec) and not set(bounds) & set(spec.get("items") or {}), name
+        assert not {"minItems", "uniqueItems"} & set(spec) and "enum" not in (spec.get("items") or {}), name
         assert spec["default"] == full[name]["default"] and spec["section"] == full[name]["section"]
         if set(bounds) & set(full[name]) or set(bounds) & set(full[name].get("items") or {}):
             assert "(allowed: " in spec["description"], name
@@ -109,6 +111,8 @@ def test_the_form_carries_no_number_bounds_and_offers_choices_as_multi_selects()
     ({"shedding_confidence": 1.0}, "parameter 'shedding_confidence': 1.0 is out of range; allowed: above 0 and below 1"),
     ({"families": ["grouping", "nope"]},
      "parameter 'families' item 2: 'nope' is not one of grouping, shedding, allocation"),
+    ({"grouping_workers": []}, "parameter 'grouping_workers': [] should be non-empty"),
+    ({"grouping_workers": [5, 5]}, "parameter 'grouping_workers': [5, 5] has non-unique elements"),
 ])
 def test_out_of_range_params_are_refused_with_the_allowed_range(params, message):
     with pytest.raises(SkewbenchError) as e:
