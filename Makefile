@@ -59,7 +59,7 @@ $(STAMP): requirements.lock pyproject.toml | java
 	@touch $@
 
 $(KERNELS): $(KERNEL_SOURCES) $(STAMP)
-	@echo "compiling the kernels ahead of time (python -m skewbench.aot, about 30 s)"
+	@echo "compiling the kernels ahead of time (python -m skewbench.aot, about a minute)"
 	@mkdir -p $(STATE)
 	@$(BIN)/python -m skewbench.aot > $(STATE)/aot.log 2>&1 || { tail -5 $(STATE)/aot.log; \
 	  echo "warning: no ahead-of-time kernels; numba compiles them just in time (about 1 s more per process)"; }
