@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -86,7 +87,7 @@ def _kernel_runtimes() -> Iterator[None]:
     kernel get the runtime off."""
     from numba.pycc import compiler
 
-    plain = {k.py_func for k in jit._KERNELS.values() if not k.nrt}
+    plain = {k.py_func for k in jit._KERNELS.values() if not k.targetoptions.get("_nrt", True)}
     original = compiler.compile_extra
 
     def compile_extra(typingctx, targetctx, func, args, return_type, flags, *rest, **kw):  # type: ignore[no-untyped-def]
@@ -153,9 +154,10 @@ def compile_module(recorded: Path, module: str, build_dir: Path) -> None:
         cc.compile()
 
 
-def _run(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "skewbench.aot", *args], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+def _child(args: list[str]) -> subprocess.CompletedProcess:
+    """``python -m skewbench.aot ARGS`` in a child process, its output captured."""
+    return subprocess.run([sys.executable, "-m", "skewbench.aot", *args], text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
 
 
 def build(out_dir: Path = HERE, log: Callable[[str], None] = print) -> int:
@@ -166,9 +168,8 @@ def build(out_dir: Path = HERE, log: Callable[[str], None] = print) -> int:
     with tempfile.TemporaryDirectory(prefix="skewbench-aot-") as tmp:
         log("recording the kernels' argument types:")
         recorded = Path(tmp) / "signatures.pkl"
-        proc = _run(["--record", str(recorded)])
-        out, _ = proc.communicate()
-        for line in out.splitlines():
+        proc = _child(["--record", str(recorded)])
+        for line in proc.stdout.splitlines():
             log(line)
         if proc.returncode != 0:
             raise RuntimeError(f"recording failed (exit {proc.returncode})")
@@ -180,17 +181,11 @@ def build(out_dir: Path = HERE, log: Callable[[str], None] = print) -> int:
         build_dir.mkdir()
         log(f"compiling {count} signatures of {len(records['signatures'])} kernels ahead of time into "
             f"{len(exports)} modules ...")
-        pending = list(exports)
-        running: list[tuple[str, subprocess.Popen]] = []
-        failed = []
-        while pending or running:
-            while pending and len(running) < max(1, os.cpu_count() or 1):
-                module = pending.pop(0)
-                running.append((module, _run(["--compile", str(recorded), module, str(build_dir)])))
-            module, proc = running.pop(0)
-            out, _ = proc.communicate()
-            if proc.returncode != 0:
-                failed.append(f"{module}: {out.strip().splitlines()[-1] if out.strip() else proc.returncode}")
+        with ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool:
+            done = dict(zip(exports, pool.map(lambda m: _child(["--compile", str(recorded), m, str(build_dir)]),
+                                              exports)))
+        failed = [f"{m}: {(p.stdout.strip().splitlines() or [str(p.returncode)])[-1]}"
+                  for m, p in done.items() if p.returncode != 0]
         if failed:
             raise RuntimeError("pycc failed for " + "; ".join(failed))
         built = []

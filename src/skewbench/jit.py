@@ -164,7 +164,10 @@ class Kernel:
 
     def __init__(self, fn: Callable, opts: dict[str, Any]):
         self.py_func = fn
-        self.opts = opts
+        # numba's options; numba's inlining pass (``inline="always"``) reads them under this name
+        # from a callee: under another, a kernel calling another was compiled with a call where
+        # the source asks for inlining (the head-aware router ran 1.5x slower)
+        self.targetoptions = opts
         self.key = f"{fn.__module__}.{fn.__qualname__}"
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -172,11 +175,6 @@ class Kernel:
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self._dispatcher: Any = None
-        self.nrt = bool(opts.get("_nrt", True))  # False: compiled without numba's runtime, here too
-        # numba's inlining pass (``inline="always"``) recognises a callee by this attribute: without
-        # it a kernel calling another was compiled with a call where the source asks for inlining
-        # (the head-aware router ran 1.5x slower)
-        self.targetoptions = opts
         _KERNELS[self.key] = self
 
     @property
@@ -188,7 +186,7 @@ class Kernel:
                     from numba import njit as numba_njit
 
                     _teach_numba()
-                    self._dispatcher = numba_njit(**self.opts)(self.py_func)
+                    self._dispatcher = numba_njit(**self.targetoptions)(self.py_func)
         return self._dispatcher
 
     def __call__(self, *args: Any) -> Any:

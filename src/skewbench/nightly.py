@@ -156,7 +156,7 @@ def form_params() -> dict[str, dict[str, Any]]:
     return out
 
 
-def _param_error(name: str, sch: dict[str, Any], e: Any) -> str:
+def _param_error(name: str, e: Any) -> str:
     """A JSON-schema error on one parameter as one sentence a person can act on."""
     where = f" item {e.path[0] + 1}" if e.path and isinstance(e.path[0], int) else ""
     if e.validator in _BOUNDS:
@@ -185,7 +185,7 @@ def check_params(params: dict[str, Any]) -> dict[str, Any]:
         try:
             jsonschema.validate(values[name], {k: v for k, v in sch.items() if k not in _NOT_SCHEMA})
         except jsonschema.ValidationError as e:
-            raise SkewbenchError(_param_error(name, sch, e)) from None
+            raise SkewbenchError(_param_error(name, e)) from None
     conf = {k: values[k] for k in COMMON}
     from skewbench.datasets.catalog import load_catalog
 

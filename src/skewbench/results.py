@@ -41,8 +41,7 @@ import pyarrow.parquet as pq
 
 from skewbench import __version__
 from skewbench import families as _families
-from skewbench.datasets.contract import replace_dir
-from skewbench.datasets.contract import read_parquet
+from skewbench.datasets.contract import read_parquet, replace_dir
 from skewbench.errors import SkewbenchError
 
 RESULTS_VERSION = 1
@@ -230,6 +229,15 @@ def json_dict(text: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
+def _offsets(lengths: Sequence[int]) -> pa.Buffer:
+    """Arrow's int32 offsets of variable-length values of these lengths."""
+    import numpy as np
+
+    out = np.zeros(len(lengths) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=out[1:])
+    return pa.py_buffer(out)
+
+
 def _column(values: Sequence[Any], type_: pa.DataType, name: str) -> pa.Array:
     """One column of rows as an Arrow array, built from buffers: ``pa.array`` and
     ``Table.from_pylist`` import pandas (0.35-0.5 s, most of what a short CLI replay spends
@@ -243,21 +251,18 @@ def _column(values: Sequence[Any], type_: pa.DataType, name: str) -> pa.Array:
     bitmap = None if nulls == 0 else pa.py_buffer(np.packbits(np.array(valid, dtype=np.bool_), bitorder="little"))
     if pa.types.is_list(type_):
         items = [list(v) if v is not None else [] for v in values]
-        offsets = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum([len(v) for v in items], out=offsets[1:])
         child = _column([x for v in items for x in v], type_.value_type, name)
-        return pa.Array.from_buffers(type_, n, [bitmap, pa.py_buffer(offsets)], null_count=nulls, children=[child])
+        return pa.Array.from_buffers(type_, n, [bitmap, _offsets([len(v) for v in items])], null_count=nulls,
+                                     children=[child])
     if pa.types.is_string(type_):
         data = [str(v).encode() if v is not None else b"" for v in values]
-        offsets = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum([len(d) for d in data], out=offsets[1:])
-        return pa.Array.from_buffers(type_, n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))],
+        return pa.Array.from_buffers(type_, n, [bitmap, _offsets([len(d) for d in data]), pa.py_buffer(b"".join(data))],
                                      null_count=nulls)
     if type_ == pa.int64():
         out = np.zeros(n, dtype=np.int64)
         for i, v in enumerate(values):
             if v is not None:
-                if isinstance(v, (float, np.floating)) and not float(v).is_integer() or isinstance(v, str):
+                if isinstance(v, str) or (isinstance(v, (float, np.floating)) and not float(v).is_integer()):
                     raise SkewbenchError(f"results column {name}: {v!r} is not an integer")
                 out[i] = v
     elif type_ == pa.float64():

@@ -125,8 +125,9 @@ def mlflow_run_url(tracking_ui_base: str, experiment_id: str, run_id: str) -> st
 def mlflow_runs_url(tracking_ui_base: str, experiment_id: str, search_filter: str = "") -> str:
     """The MLflow UI's runs table of an experiment, filtered by ``search_filter`` (MLflow's
     search syntax), in the model-training view: a new browser would otherwise open MLflow 3's
-    GenAI view, whose pages do not list runs.  Sorted by run name: sorted by date (its default)
-    the UI folds the matching runs under their collapsed parent."""
+    GenAI view, whose pages do not list runs.  A filtered table is sorted by imbalance, the most
+    balanced first: sorted by date (its default) the UI folds the matching runs under their
+    collapsed parent."""
     from urllib.parse import urlencode
 
     query = {"searchFilter": search_filter, "orderByKey": "metrics.`imbalance`", "orderByAsc": "true"} \

@@ -79,6 +79,7 @@ from skewbench.datasets.contract import Dataset, open_dataset
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.optimum import best_max_load
 from skewbench.grouping.base import Batch, WorkerModel
+from skewbench.grouping.params import MAX_SOURCES, MAX_WORKERS
 from skewbench.replay import Cell, Executor, local_executor
 from skewbench.simulation import (COARSE_LOG_R, FINE_LOG_R, QueueState, Sparse, new_queue_state, quantiles,
                                   round_robin_latency, simulate_queues)
@@ -132,8 +133,6 @@ def grid(strategies: Sequence[str], workers: Sequence[int], sources: Sequence[in
     """
     def adjust(cls: type, coords: dict[str, Any]) -> dict[str, Any]:
         return {**coords, "sources": 1} if cls.single_source else coords
-
-    from skewbench.grouping.params import MAX_SOURCES, MAX_WORKERS
 
     for what, values, top in (("workers", workers, MAX_WORKERS), ("sources", sources, MAX_SOURCES)):
         over = [v for v in values if isinstance(v, (int, np.integer)) and v > top]
