@@ -68,6 +68,8 @@ class Column:
     nullable: bool = False
     #: logged to MLflow as a param of the cell's run (not a metric)
     param: bool = False
+    #: a pandas row condition under which the value may not be null (None: as ``nullable`` says)
+    not_null_if: str | None = None
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,23 @@ def test_json_output_has_one_row_per_cell_and_seed(dataset, tmp_path):
     assert {r["sources"] for r in rows if r["strategy"] == "osg"} == {1}
 
 
+def test_balance_only_replay_prints_dashes_for_latency_and_validates(dataset, tmp_path):
+    """``--metrics balance``: the table shows the balance columns and '-' where a completion time
+    would be; the results pass their Great Expectations suites; the JSON rows hold nulls."""
+    out = tmp_path / "r"
+    p = run("replay", "grouping", "--dataset", dataset, "--strategies", "kg,dc", "--workers", "5",
+            "--sources", "3", "--metrics", "balance", "--out", out)
+    body = [ln.split() for ln in p.stdout.splitlines() if ln.startswith(("kg ", "dc "))]
+    assert len(body) == 2 and all(row[-4:-1] == ["-", "-", "-"] for row in body), p.stdout
+    run("results", "validate", out)
+    rows = json.loads(run("replay", "grouping", "--dataset", dataset, "--strategies", "kg", "--workers", "5",
+                          "--metrics", "balance", "--out", tmp_path / "j", "--json").stdout)["summary"]
+    assert rows[0]["metrics"] == "balance" and rows[0]["latency_mean"] is None and rows[0]["imbalance"] > 0
+    bad = run("replay", "grouping", "--dataset", dataset, "--metrics", "latency", "--out", tmp_path / "b",
+              check=False)
+    assert bad.returncode == 2 and "'latency' is not one of 'all', 'balance'" in bad.stderr
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--strategies", "kg,nope"], "unknown grouping strategy 'nope'"),
     (["--workers", "0"], "workers"),

@@ -112,6 +112,40 @@ def test_task_grouping_and_batching_do_not_change_results(dataset, monkeypatch):
         assert a.series == other.series
 
 
+def test_balance_only_replay_counts_exactly_as_the_full_one(dataset, monkeypatch):
+    """``latency=False`` (``--metrics balance``) skips the queues: every other column, and every
+    series column but the completion times, has the full replay's bits; the completion-time
+    columns are null; and a task reads neither arrival times nor costs unless a strategy
+    decides by them (OSG does)."""
+    from skewbench.grouping.schema import LATENCY_SERIES, LATENCY_SUMMARY
+
+    cells = grid(sorted(registry.names("grouping")), [4, 9], [3], [0])
+    full = replay(dataset, cells, ReplayConfig(window=500))
+    read: list[tuple[str, ...]] = []
+    real = engine.Dataset.iter_batches
+
+    def spy(self, columns=None, batch_size=1 << 20):
+        read.append(tuple(columns or ()))
+        return real(self, columns, batch_size)
+
+    monkeypatch.setattr(engine.Dataset, "iter_batches", spy)
+    counted = replay(dataset, cells, ReplayConfig(window=500, latency=False), _executor(len(cells)))
+    skip = set(TIMING_COLUMNS) | set(LATENCY_SUMMARY) | {"metrics"}
+    for a, b in zip(full.summary, counted.summary):
+        assert (a["metrics"], b["metrics"]) == ("all", "balance")
+        assert {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}
+        assert all(b[k] is None for k in LATENCY_SUMMARY)
+    assert len(full.series) == len(counted.series)
+    for a, b in zip(full.series, counted.series):
+        assert {k: v for k, v in a.items() if k not in set(LATENCY_SERIES) | {"metrics"}} == \
+            {k: v for k, v in b.items() if k not in set(LATENCY_SERIES) | {"metrics"}}
+        assert all(b[k] is None for k in LATENCY_SERIES)
+    tasks = sorted(cols for cols in read if "seq" in cols)  # not the pre-pass's reads; one task per cell
+    timed = {c.strategy for c in cells if registry.get("grouping", c.strategy).uses_costs}
+    assert timed == {"osg", "fk"}
+    assert tasks == sorted(("seq", "key", "ts", "cost") if c.strategy in timed else ("seq", "key") for c in cells)
+
+
 def test_task_groups_deal_every_cell_once_costliest_first():
     cells = grid(["kg", "sg", "pkg", "dc", "wc", "rr", "osg"], [5], [5], [0])
     assert engine.task_groups(cells, 1) == [list(range(len(cells)))]

@@ -26,6 +26,7 @@ import pytest
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError, ValidationFailed
 from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
+from skewbench.grouping.schema import LATENCY_SERIES, LATENCY_SUMMARY
 from skewbench.results import MANIFEST, schemas
 
 GROUPING_SUMMARY, GROUPING_SERIES = schemas("grouping")
@@ -38,6 +39,8 @@ ROW_COUNT = "expect_table_row_count_to_equal"
 UNIQUE = "expect_column_values_to_be_unique"
 EQUAL_SET = "expect_column_distinct_values_to_equal_set"
 COLUMNS = "expect_table_columns_to_match_ordered_list"
+BE_NULL = "expect_column_values_to_be_null"
+IN_SET = "expect_column_values_to_be_in_set"
 
 N_CELLS = 16
 WINDOWS = 10
@@ -176,10 +179,35 @@ def series_nan_latency(c: Corruptor, i: int) -> dict:
     return {("series", NOT_NULL, "latency_p50"): ("1 null value(s)", [f"{ws[0]['cell_id']}@5"])}
 
 
+def balance_row_with_latency(c: Corruptor, i: int) -> dict:
+    row = c.summary[i]
+    row["metrics"] = "balance"  # counted only: no completion times, but one is left
+    for col in LATENCY_SUMMARY:
+        if col != "latency_mean":
+            row[col] = None
+    return {("summary", BE_NULL, "latency_mean"): (f"[{row['latency_mean']!r}]", [row["cell_id"]])}
+
+
+def series_balance_window_with_latency(c: Corruptor, i: int) -> dict:
+    ws = c.windows(i)
+    for w in ws:
+        w["metrics"] = "balance"
+        for col in LATENCY_SERIES:
+            if not (w["window"] == 3 and col == "latency_max"):
+                w[col] = None
+    return {("series", BE_NULL, "latency_max"): (f"[{ws[3]['latency_max']!r}]", [f"{ws[0]['cell_id']}@3"])}
+
+
+def unknown_metrics_value(c: Corruptor, i: int) -> dict:
+    c.summary[i]["metrics"] = "latency"
+    return {("summary", IN_SET, "metrics"): ("['latency']", [c.summary[i]["cell_id"]])}
+
+
 CELL_CORRUPTIONS: list[Callable[[Corruptor, int], dict]] = [
     null_metric, loads_not_summing, imbalance_above_bound, negative_imbalance, p95_above_p99,
     latency_below_exec, load_max_above_one, cdf_not_monotone, cdf_short, series_windows_not_summing,
-    series_last_loads_not_summing, series_nan_latency,
+    series_last_loads_not_summing, series_nan_latency, balance_row_with_latency,
+    series_balance_window_with_latency, unknown_metrics_value,
 ]
 
 

@@ -45,7 +45,7 @@ def test_grouping_drives_the_consumers():
     assert [h for _, h, _ in reports._table_columns("grouping")] == [
         "imbalance", "vs best", "latency mean (ms)", "latency p99 (ms)", "speedup vs RR", "replication"]
     assert s.param_columns == ("strategy", "workers", "sources", "seed", "dataset", "dataset_fingerprint",
-                               "time_mode", "provisioning")
+                               "time_mode", "provisioning", "metrics")
     assert s.cell_name({"strategy": "kg", "workers": 5, "sources": 2, "seed": 0}) == "kg n=5 s=2 seed=0"
 
 

@@ -59,9 +59,13 @@ AOT_REPLAYS = (
 @click.option("--worker-speed", default=None, metavar="START:F1,...[;START:...]",
               help="Per-worker execution-time factors by stream index, e.g. "
                    "'0:1.05,1.025,1,0.975,0.95;75000:0.9,0.95,1,1.05,1.1'.")
+@click.option("--metrics", "metrics", type=click.Choice(["all", "balance"]), default="all", show_default=True,
+              help="'balance': route and count only (imbalance, memory, the strategies' statistics), without "
+                   "simulating the worker queues; every completion-time column is then null.  Several times "
+                   "faster for the cheap strategies; what the D-Choices authors' simulator computes.")
 def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_items: tuple[str, ...], out: str,
             overwrite: bool, engine: str, partitions: int | None, as_json: bool, workers: str, sources: str,
-            window: str | None, provisioning: float | None, worker_speed: str | None) -> None:
+            window: str | None, provisioning: float | None, worker_speed: str | None, metrics: str) -> None:
     """Replay DATASET through grouping strategies x workers x sources x parameters x seeds."""
     from skewbench.datasets.contract import open_dataset
     from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
@@ -74,7 +78,7 @@ def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_ite
         raise SkewbenchError(f"dataset {dataset} is empty: nothing to replay")
     w_tuples, w_seconds = _window(window)
     config = ReplayConfig(window=w_tuples, window_seconds=w_seconds, provisioning=provisioning,
-                          worker_speed=_worker_speed(worker_speed))
+                          worker_speed=_worker_speed(worker_speed), latency=metrics == "all")
     config.check()
     cells = grid(names, clikit.int_list("workers", workers), clikit.int_list("sources", sources),
                  list(range(seed_base, seed_base + seeds)), clikit.strategy_params(param_items))

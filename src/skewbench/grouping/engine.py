@@ -8,7 +8,8 @@ results directory) and :mod:`skewbench.simulation` (worker speeds, FIFO queues, 
 Model
 -----
 * **Sources.** Tuple ``seq`` belongs to source ``seq % s`` (dchoices.spec.md 1.3); each source
-  routes with its own state.  A strategy with a single scheduler (OSG) runs with ``s = 1``.
+  routes with its own state, which one strategy object per cell keeps for all its sources
+  (:mod:`skewbench.grouping.base`).  A strategy with a single scheduler (OSG) runs with ``s = 1``.
 * **Workers.** Each worker is a FIFO queue without preemption: a tuple arriving at ``a`` on a
   worker free at ``free`` starts at ``max(a, free)`` and completes at ``e = start + x``, where
   ``x`` is its execution time (the dataset's ``cost`` in ms, times the worker's speed factor;
@@ -25,13 +26,16 @@ A replay is a list of independent tasks and a pure combination of their results:
 1. a pre-pass over the dataset: key counts (true head membership), the mean cost;
 2. **replay tasks**, one per group of cells (:func:`task_groups`: as many as the executor runs
    at once, the costliest cells dealt first): one pass over the dataset in blocks of ``BATCH``
-   tuples; each block is split into its sources' tuples (``seq % s``), each source routed by its
-   own strategy object (state carried across blocks, in stream order), the workers merged back
-   into stream order and fed to the cell's worker queues (and, for one cell per worker count,
+   tuples; each block is routed by each cell's strategy object (state carried across blocks, in
+   stream order; cut at window ends to sample the strategy's statistics), counted per source,
+   worker and window, and fed to the cell's worker queues (and, for one cell per worker count,
    to the round-robin baseline's).  Memory is bounded by a block and the per-cell state
    (counts, histograms, the per-key replica bit set), whatever the stream's length; each task
    returns per-source counts, per-window counts and strategy statistics, and the cell's queue
-   state (latency sums, maxima and log-spaced histograms, overall and per window);
+   state (latency sums, maxima and log-spaced histograms, overall and per window).  With
+   ``ReplayConfig(latency=False)`` (``--metrics balance``) a task routes and counts only: no
+   queues, no round-robin baseline, and no arrival times or costs read unless a strategy
+   decides by them; every completion-time column is then null;
 3. the driver combines the partial results, in a fixed order, into one summary row per cell and
    one series row per (cell, window).
 
@@ -80,6 +84,7 @@ from skewbench.errors import SkewbenchError
 from skewbench.grouping.optimum import best_max_load
 from skewbench.grouping.base import Batch, WorkerModel
 from skewbench.grouping.params import MAX_SOURCES, MAX_WORKERS
+from skewbench.grouping.schema import LATENCY_SERIES, LATENCY_SUMMARY
 from skewbench.replay import Cell, Executor, local_executor
 from skewbench.simulation import (COARSE_LOG_R, FINE_LOG_R, QueueState, Sparse, new_queue_state, quantiles,
                                   round_robin_latency, simulate_queues)
@@ -114,6 +119,9 @@ class ReplayConfig:
     window_seconds: float | None = None  # or windows of dataset time
     provisioning: float | None = None  # percent; None = the dataset's arrival times
     worker_speed: list[tuple[int, list[float]]] | None = None  # periods (start seq, factors)
+    #: False: route and count only (balance, memory and the strategies' statistics), without
+    #: the queue simulation; the completion-time columns are then null (``metrics`` 'balance')
+    latency: bool = True
 
     def check(self) -> None:
         if self.window is not None and (not isinstance(self.window, int) or self.window < 1):
@@ -122,6 +130,8 @@ class ReplayConfig:
             raise SkewbenchError(f"window must be > 0 seconds, got {self.window_seconds}")
         if self.provisioning is not None and not (0 < self.provisioning < 1e6):
             raise SkewbenchError(f"provisioning must be a percentage > 0, got {self.provisioning}")
+        if not isinstance(self.latency, bool):
+            raise SkewbenchError(f"latency must be true or false, got {self.latency!r}")
 
 
 def grid(strategies: Sequence[str], workers: Sequence[int], sources: Sequence[int], seeds: Sequence[int],
@@ -207,12 +217,15 @@ def prepass(ds: Dataset, config: ReplayConfig) -> Prepass:
     return Prepass(m, ds.n_keys, counts, mean_cost, has_cost, ends, ts_first, ts_last)
 
 
-def window_index(seq: np.ndarray, pre: Prepass, config: ReplayConfig) -> np.ndarray:
-    """The metrics window of each tuple (``searchsorted`` over the window ends; a division when
-    the windows are equal runs of tuples)."""
-    if config.window_seconds is None:
-        return seq // int(pre.window_ends[0])  # ends are w, 2w, ..., m: the last window may be short
-    return np.searchsorted(pre.window_ends, seq, side="right")
+def block_windows(first: int, length: int, pre: Prepass) -> tuple[np.ndarray, np.ndarray]:
+    """The metrics window of each tuple of the block of stream positions ``first ..
+    first + length - 1`` (a block is contiguous: ``seq`` is the position, datasets/contract), and
+    the block's segment bounds ``[0, c1, ..., length]``, a segment per window it touches."""
+    ends = pre.window_ends  # one past each window's last position, increasing
+    t0 = int(np.searchsorted(ends, first, side="right"))
+    t1 = int(np.searchsorted(ends, first + length - 1, side="right"))
+    cuts = np.concatenate([[0], ends[t0:t1] - first, [length]]).astype(np.int64)
+    return np.repeat(np.arange(t0, t1 + 1, dtype=np.int64), np.diff(cuts)), cuts
 
 
 def arrival_times(seq: np.ndarray, ts_seconds: np.ndarray, pre: Prepass, config: ReplayConfig,
@@ -235,16 +248,15 @@ def _worker_model(config: ReplayConfig, workers: int) -> WorkerModel:
 
 @dataclass
 class RoutePartial:
-    """One source's routing of a cell: its per-worker counts and the strategy's statistics."""
+    """A cell's routing: its per-source and per-worker counts and the strategy's statistics."""
 
     cell: int
-    source: int
-    counts: np.ndarray  # int64[n]
+    counts: np.ndarray  # int64[s, n]: tuples each source routed to each worker
     window_counts: np.ndarray  # int64[T, n]
     head_counts: np.ndarray  # int64[n]: tuples of true-head keys per worker
-    pairs_file: str | None  # the cell's (key, worker) bit set (on the cell's first source only)
+    pairs_file: str  # the cell's (key, worker) bit set
     stats: dict[str, float]
-    window_stats: list[dict[str, float]]
+    window_stats: list[dict[str, float]]  # at the end of each window
     route_seconds: float
     tuples: int
 
@@ -261,17 +273,21 @@ class QueuePartial:
 
 
 @njit(cache=True)
-def _account(workers, keys, widx, head_mask, counts, wcounts, head_counts, bits):
-    """Per-worker, per-window and true-head tuple counts, and the (key, worker) bit set, of a
-    source's routed tuples (one pass)."""
+def _account(workers, keys, widx, seq0, s, head_mask, counts, wcounts, head_counts, bits):
+    """Per-source and per-worker, per-window and true-head tuple counts, and the (key, worker)
+    bit set, of a block of routed tuples (one pass; the block starts at stream position ``seq0``
+    and tuple ``seq`` belongs to source ``seq % s``)."""
+    j = seq0 % s
     for i in range(keys.shape[0]):
         w = workers[i]
         k = keys[i]
-        counts[w] += 1
+        counts[j, w] += 1
         wcounts[widx[i], w] += 1
-        if head_mask[k]:
-            head_counts[w] += 1
+        head_counts[w] += np.int64(head_mask[k])  # no branch: head and tail keys interleave at random
         bits[k, w >> 6] |= np.uint64(1) << np.uint64(w & 63)
+        j += 1
+        if j == s:
+            j = 0
 
 
 def _key_counts(pre: Prepass, scratch: str) -> np.ndarray:
@@ -295,73 +311,64 @@ def _filled(value: float, length: int) -> np.ndarray:
 
 
 class _CellRun:
-    """One cell's state across the blocks of a replay task: a strategy object per source (each
-    source routes with its own state, in stream order), the counts, the (key, worker) bit set,
-    the worker queues and, for the cell that carries it, the round-robin baseline."""
+    """One cell's state across the blocks of a replay task: its strategy object (which keeps
+    every source's state, tuple ``seq`` belonging to source ``seq % s``; :mod:`base`), the counts,
+    the (key, worker) bit set and, unless the replay counts only (``ReplayConfig.latency``
+    False), the worker queues and, for the cell that carries it, the round-robin baseline."""
 
     def __init__(self, idx: int, cell: Cell, pre: Prepass, key_counts: np.ndarray, config: ReplayConfig,
                  with_rr: bool):
         n, s = cell.workers, cell.sources
         self.idx, self.cell, self.n, self.s = idx, cell, n, s
         self.model = _worker_model(config, n)
-        self.strats = [make_strategy(cell, self.model) for _ in range(s)]
-        self.timed = type(self.strats[0]).uses_costs
+        self.strat = make_strategy(cell, self.model)
+        self.timed = type(self.strat).uses_costs
+        self.simulate = config.latency
         self.head_mask = key_counts >= pre.tuples / (5.0 * n)
         T = len(pre.window_ends)
         self.counts = np.zeros((s, n), dtype=np.int64)
-        self.wcounts = np.zeros((s, T, n), dtype=np.int64)
-        self.head_counts = np.zeros((s, n), dtype=np.int64)
+        self.wcounts = np.zeros((T, n), dtype=np.int64)
+        self.head_counts = np.zeros(n, dtype=np.int64)
         self.bits = np.zeros((pre.n_keys, (n + 63) // 64), dtype=np.uint64)
-        self.wstats: list[list[dict[str, float]]] = [[] for _ in range(s)]  # per source, per window
-        self.elapsed = [0.0] * s
-        self.routed = [0] * s
-        self.state = new_queue_state(n, T)
+        self.wstats: list[dict[str, float]] = []  # at the end of each window
+        self.elapsed = 0.0
+        self.routed = 0
+        self.state = new_queue_state(n, T) if self.simulate else None
         self.all_workers = np.ones(n, dtype=np.bool_)
+        with_rr = with_rr and self.simulate
         self.rr_free = np.full(n, -np.inf) if with_rr else None
         self.rr_sum = np.zeros(n) if with_rr else None
 
     def feed(self, seq: np.ndarray, key: np.ndarray, ts: np.ndarray, cost: np.ndarray, widx: np.ndarray,
-             pre: Prepass, config: ReplayConfig, split: dict) -> None:
-        """Route one block of the stream (contiguous ``seq``) through every source, then simulate
-        the queues on it in stream order.  ``split`` caches the block's per-source arrays and
-        arrival times for the other cells of the task with as many sources or workers."""
-        n, s = self.n, self.s
-        if ("arrival", n) not in split:
-            split["arrival", n] = arrival_times(seq, ts, pre, config, n)
-        arrival = split["arrival", n]
+             cuts: np.ndarray, pre: Prepass, config: ReplayConfig, shared: dict) -> None:
+        """Route one block of the stream (contiguous ``seq``, cut at window ends by ``cuts``),
+        count it, then simulate the queues on it.  ``shared`` caches the block's arrival times
+        for the other cells of the task with as many workers."""
+        n = self.n
+        arrival = None
+        if self.timed or self.simulate:
+            if ("arrival", n) not in shared:
+                shared["arrival", n] = arrival_times(seq, ts, pre, config, n)
+            arrival = shared["arrival", n]
+        # strategies blind to time and cost get placeholder arrays
+        sts = arrival if self.timed else _filled(0.0, len(seq))
+        scost = cost if self.timed and pre.has_cost else _filled(1.0, len(seq))
+        batch = Batch(seq, key, sts, scost)
         workers = np.empty(len(seq), dtype=np.int64)
-        lo0 = int(seq[0])
-        for j in range(s):
-            first = (j - lo0) % s  # offset in this block of source j's first tuple
-            if first >= len(seq):
-                continue
-            sl = slice(first, None, s)
-            if (s, j) not in split:
-                sw = widx[sl]
-                # the first tuple of each later window (windows are non-decreasing along the stream)
-                cuts = np.unique(np.searchsorted(sw, np.arange(sw[0] + 1, sw[-1] + 1)))
-                sseq, skey = np.ascontiguousarray(seq[sl]), np.ascontiguousarray(key[sl])
-                sseq.flags.writeable = skey.flags.writeable = False  # shared by the task's cells
-                split[s, j] = (sseq, skey, sw, cuts)
-            sseq, skey, swidx, cuts = split[s, j]
-            # strategies blind to time and cost get placeholder arrays
-            sts = np.ascontiguousarray(arrival[sl]) if self.timed else _filled(0.0, len(sseq))
-            scost = np.ascontiguousarray(cost[sl]) if self.timed and pre.has_cost else _filled(1.0, len(sseq))
-            batch = Batch(sseq, skey, sts, scost)
-            out = np.empty(len(sseq), dtype=np.int64)
-            strat = self.strats[j]
-            for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(sseq)]])):
-                t = int(swidx[lo])
-                t0 = time.perf_counter()
-                out[lo:hi] = strat.route(batch.take(slice(lo, hi)))
-                self.elapsed[j] += time.perf_counter() - t0
-                if sseq[hi - 1] + s >= pre.window_ends[t]:  # this source's last tuple of window t
-                    while len(self.wstats[j]) <= t:
-                        self.wstats[j].append(strat.window_stats())
-            _account(out, skey, swidx, self.head_mask, self.counts[j], self.wcounts[j], self.head_counts[j],
-                     self.bits)
-            self.routed[j] += len(sseq)
-            workers[sl] = out
+        strat = self.strat
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            t0 = time.perf_counter()
+            workers[lo:hi] = strat.route(batch.take(slice(lo, hi)))
+            self.elapsed += time.perf_counter() - t0
+            t = int(widx[lo])
+            if seq[hi - 1] + 1 >= pre.window_ends[t]:  # the block routed window t's last tuple
+                while len(self.wstats) <= t:
+                    self.wstats.append(strat.window_stats())
+        _account(workers, key, widx, seq[0], self.s, self.head_mask, self.counts, self.wcounts,
+                 self.head_counts, self.bits)
+        self.routed += len(seq)
+        if not self.simulate:
+            return
         exec_t = self.model.exec_times(seq, cost, workers)
         simulate_queues(self.state, workers, arrival, exec_t, self.all_workers, widx)
         if self.rr_sum is not None:
@@ -369,49 +376,52 @@ class _CellRun:
             round_robin_latency(seq, arrival, self.model.exec_times(seq, cost, rr_w), self.all_workers,
                                 self.rr_free, self.rr_sum, n)
 
-    def finish(self, pre: Prepass, scratch: str) -> tuple[list[RoutePartial], QueuePartial]:
+    def finish(self, pre: Prepass, scratch: str) -> tuple[RoutePartial, QueuePartial | None]:
         T = len(pre.window_ends)
-        parts = []
+        if self.routed != pre.tuples:
+            raise RuntimeError(f"internal: routed {self.routed} tuples, expected {pre.tuples}")
         pairs_file = os.path.join(scratch, f"pairs-c{self.idx:05d}.npy")
         np.save(pairs_file, self.bits)
-        for j, strat in enumerate(self.strats):
-            expected = len(range(j, pre.tuples, self.s))
-            if self.routed[j] != expected:
-                raise RuntimeError(f"internal: routed {self.routed[j]} tuples for source {j}, expected {expected}")
-            while len(self.wstats[j]) < T:
-                self.wstats[j].append(strat.window_stats())
-            parts.append(RoutePartial(self.idx, j, self.counts[j], self.wcounts[j], self.head_counts[j],
-                                      pairs_file if j == 0 else None, strat.summary(), self.wstats[j],
-                                      self.elapsed[j], self.routed[j]))
+        while len(self.wstats) < T:
+            self.wstats.append(self.strat.window_stats())
+        part = RoutePartial(self.idx, self.counts, self.wcounts, self.head_counts, pairs_file, self.strat.summary(),
+                            self.wstats, self.elapsed, self.routed)
+        if self.state is None:
+            return part, None
         shipped = self.state._replace(hist=Sparse.of(self.state.hist), win_hist=Sparse.of(self.state.win_hist))
-        return parts, QueuePartial(self.idx, shipped, self.rr_sum)
+        return part, QueuePartial(self.idx, shipped, self.rr_sum)
 
 
 def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], rr_cells: Sequence[int],
                 pre: Prepass, config: ReplayConfig, scratch: str,
-                on_block: Callable[[int], None] | None = None) -> list[tuple[list[RoutePartial], QueuePartial]]:
+                on_block: Callable[[int], None] | None = None) -> list[tuple[RoutePartial, QueuePartial | None]]:
     """Replay the cells ``cell_idxs`` from one pass over the dataset: each block of tuples is
-    routed through every cell's sources in turn and fed to that cell's queues, so memory stays
+    routed through every cell's strategy in turn and fed to that cell's queues, so memory stays
     bounded by a block whatever the stream's length.  ``rr_cells`` also simulate the round-robin
     baseline.  Every cell's result depends only on the dataset and the cell (never on which
     other cells share the task), which is what makes any grouping of cells into tasks give the
-    same bits.  ``on_block`` (in this process only) is told the tuples of each block done."""
+    same bits.  ``on_block`` (in this process only) is told the tuples of each block done.
+
+    Only the columns the cells need are read: ``seq`` and ``key``, plus arrival times and costs
+    when the queues are simulated or a strategy decides by them."""
     ds = open_dataset(ds_path)
     key_counts = _key_counts(pre, scratch)
     runs = [_CellRun(i, cells[i], pre, key_counts, config, i in rr_cells) for i in cell_idxs]
     if not runs:
         return []
-    cols = ["seq", "key"] + (["ts"] if config.provisioning is None else []) + (["cost"] if pre.has_cost else [])
+    timed = config.latency or any(r.timed for r in runs)
+    cols = ["seq", "key"] + (["ts"] if timed and config.provisioning is None else []) \
+        + (["cost"] if timed and pre.has_cost else [])
     for b in ds.iter_batches(cols, BATCH):
         seq = b["seq"]
         if len(seq) == 0:
             continue
         ts = b["ts"] if "ts" in b else _filled(0.0, len(seq))
-        cost = b["cost"] if pre.has_cost else _filled(1.0, len(seq))
-        widx = window_index(seq, pre, config)
-        split: dict = {}
+        cost = b["cost"] if "cost" in b else _filled(1.0, len(seq))
+        widx, cuts = block_windows(int(seq[0]), len(seq), pre)
+        shared: dict = {}
         for r in runs:
-            r.feed(seq, b["key"], ts, cost, widx, pre, config, split)
+            r.feed(seq, b["key"], ts, cost, widx, cuts, pre, config, shared)
         if on_block is not None:
             on_block(len(seq))
     return [r.finish(pre, scratch) for r in runs]
@@ -482,20 +492,10 @@ def _imbalance(c: np.ndarray) -> float:
     return float(c.max() / tot - 1.0 / len(c)) if tot else 0.0
 
 
-def combine_cell(cell: Cell, routes: list[RoutePartial], queue: QueuePartial, rr_lat_sum: np.ndarray | None,
-                 pre: Prepass, key_counts: np.ndarray, ds_meta: dict[str, Any], config: ReplayConfig,
-                 wall_seconds: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One summary row and the series rows of a cell, from its partial results (``rr_lat_sum``:
-    the round-robin baseline on the same times, from the cell of its worker count that ran it)."""
-    n = cell.workers
-    routes = sorted(routes, key=lambda r: r.source)
-    st = queue.state
+def _latency_summary(st: QueueState, counts: np.ndarray, rr_lat_sum: np.ndarray | None, pre: Prepass,
+                     config: ReplayConfig, n: int) -> dict[str, Any]:
+    """The summary's completion-time columns from a cell's queues (:data:`LATENCY_SUMMARY`)."""
     m = pre.tuples
-    counts = np.sum([r.counts for r in routes], axis=0)
-    wcounts = np.sum([r.window_counts for r in routes], axis=0)
-    head_counts = np.sum([r.head_counts for r in routes], axis=0)
-    cum = np.cumsum(wcounts, axis=0)
-    T = len(pre.window_ends)
     n_arr, lat_sum, lat_max, lat_min = st.n, st.lat_sum, st.lat_max, st.lat_min
     busy, wait_sum, last_end = st.busy, st.wait_sum, st.last_end
     if not np.array_equal(n_arr, counts):
@@ -508,46 +508,7 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queue: QueuePartial, rr
     first_arrival = float(arrival_times(np.array([0]), np.array([pre.ts_first]), pre, config, n)[0])
     span = float(last_end.max()) - first_arrival
     rr_total = float(np.sum(rr_lat_sum)) if rr_lat_sum is not None else float("nan")
-    # memory: OR the sources' bit sets, count replicas per key
-    bits = None
-    for r in routes:
-        if r.pairs_file is None:
-            continue
-        b = np.load(r.pairs_file)
-        bits = b if bits is None else (bits | b)
-    replicas = _popcount_rows(bits)
-    seen = key_counts > 0
-    head = key_counts >= m / (5.0 * n)
-    pairs = int(replicas.sum())
-    best, basis = best_max_load(cell.strategy, key_counts, bits, n, cell.seed)
-    stats_all = [r.stats for r in routes]
-    stats = {k: float(np.mean([st[k] for st in stats_all])) for k in (stats_all[0] if stats_all else {})}
-    row: dict[str, Any] = {
-        "cell_id": cell.cell_id,
-        "dataset": ds_meta.get("name"),
-        "dataset_fingerprint": ds_meta["fingerprint"],
-        "tuples": m,
-        "keys": int(seen.sum()),
-        "strategy": cell.strategy,
-        "workers": n,
-        "sources": cell.sources,
-        "seed": cell.seed,
-        "params": json.dumps(make_strategy(cell, WorkerModel.uniform(n)).describe_params(), sort_keys=True,
-                             default=str),
-        "time_mode": "dataset" if config.provisioning is None else "provisioning",
-        "provisioning": float(config.provisioning or 0.0),
-        "imbalance": _imbalance(counts),
-        "imbalance_rel": float(counts.max() * n / m - 1.0),
-        "imbalance_abs": float(counts.max() - m / n),
-        "imbalance_avg": float(np.mean([_imbalance(cum[t]) for t in range(T)])),
-        "load_max": float(counts.max() / m),
-        "load_min": float(counts.min() / m),
-        "load_max_best": best,
-        "balance_optimality": min(1.0, best / float(counts.max() / m)) if counts.max() > 0 else 1.0,
-        "best_basis": basis,
-        "worker_tuples": counts.astype(np.int64).tolist(),
-        "source_worker_tuples": np.concatenate([r.counts for r in routes]).astype(np.int64).tolist(),
-        "worker_head_tuples": head_counts.astype(np.int64).tolist(),
+    return {
         "latency_mean": total_lat / m,
         "latency_p50": p50,
         "latency_p95": p95,
@@ -562,18 +523,71 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queue: QueuePartial, rr
         "latency_mean_rr": rr_total / m,
         "speedup_vs_rr": rr_total / total_lat if total_lat > 0 else float("nan"),
         "gain_vs_rr": 1.0 - total_lat / rr_total if rr_total > 0 else float("nan"),
+    }
+
+
+def combine_cell(cell: Cell, route: RoutePartial, queue: QueuePartial | None, rr_lat_sum: np.ndarray | None,
+                 pre: Prepass, key_counts: np.ndarray, ds_meta: dict[str, Any], config: ReplayConfig,
+                 wall_seconds: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One summary row and the series rows of a cell, from its partial results (``rr_lat_sum``:
+    the round-robin baseline on the same times, from the cell of its worker count that ran it;
+    ``queue`` None: the replay counted only, and the completion-time columns are null)."""
+    n = cell.workers
+    m = pre.tuples
+    counts = route.counts.sum(axis=0)
+    wcounts = route.window_counts
+    cum = np.cumsum(wcounts, axis=0)
+    T = len(pre.window_ends)
+    if queue is not None:
+        lat = _latency_summary(queue.state, counts, rr_lat_sum, pre, config, n)
+    else:
+        lat = dict.fromkeys(LATENCY_SUMMARY)
+    bits = np.load(route.pairs_file)
+    replicas = _popcount_rows(bits)
+    seen = key_counts > 0
+    head = key_counts >= m / (5.0 * n)
+    pairs = int(replicas.sum())
+    best, basis = best_max_load(cell.strategy, key_counts, bits, n, cell.seed)
+    row: dict[str, Any] = {
+        "cell_id": cell.cell_id,
+        "dataset": ds_meta.get("name"),
+        "dataset_fingerprint": ds_meta["fingerprint"],
+        "tuples": m,
+        "keys": int(seen.sum()),
+        "strategy": cell.strategy,
+        "workers": n,
+        "sources": cell.sources,
+        "seed": cell.seed,
+        "params": json.dumps(make_strategy(cell, WorkerModel.uniform(n)).describe_params(), sort_keys=True,
+                             default=str),
+        "time_mode": "dataset" if config.provisioning is None else "provisioning",
+        "provisioning": float(config.provisioning or 0.0),
+        "metrics": "all" if queue is not None else "balance",
+        "imbalance": _imbalance(counts),
+        "imbalance_rel": float(counts.max() * n / m - 1.0),
+        "imbalance_abs": float(counts.max() - m / n),
+        "imbalance_avg": float(np.mean([_imbalance(cum[t]) for t in range(T)])),
+        "load_max": float(counts.max() / m),
+        "load_min": float(counts.min() / m),
+        "load_max_best": best,
+        "balance_optimality": min(1.0, best / float(counts.max() / m)) if counts.max() > 0 else 1.0,
+        "best_basis": basis,
+        "worker_tuples": counts.astype(np.int64).tolist(),
+        "source_worker_tuples": route.counts.reshape(-1).astype(np.int64).tolist(),
+        "worker_head_tuples": route.head_counts.astype(np.int64).tolist(),
+        **lat,
         "pairs": pairs,
         "replication": pairs / max(1, int(seen.sum())),
         "replicas_max": int(replicas.max()) if len(replicas) else 0,
         "replicas_head_mean": float(replicas[head].mean()) if head.any() else 0.0,
         "head_keys_true": int(head.sum()),
-        "stats": json.dumps(stats, sort_keys=True),
-        "route_seconds": float(sum(r.route_seconds for r in routes)),
-        "sim_tuples_per_s": float(m / max(1e-9, sum(r.route_seconds for r in routes))),
+        "stats": json.dumps({k: float(v) for k, v in route.stats.items()}, sort_keys=True),
+        "route_seconds": float(route.route_seconds),
+        "sim_tuples_per_s": float(m / max(1e-9, route.route_seconds)),
         "wall_seconds": float(wall_seconds),
     }
     series = []
-    win_n, win_sum, win_max, win_hist = st.win_n, st.win_sum, st.win_max, st.win_hist.dense()
+    win_hist = queue.state.win_hist.dense() if queue is not None else None
     prev = np.zeros(n, dtype=np.int64)
     start = 0
     for t in range(T):
@@ -581,21 +595,25 @@ def combine_cell(cell: Cell, routes: list[RoutePartial], queue: QueuePartial, rr
         wc = c - prev
         prev = c
         end = int(pre.window_ends[t])
-        ws = {k: float(np.mean([r.window_stats[t].get(k, float("nan")) for r in routes]))
-              for k in (routes[0].window_stats[t] if routes and routes[0].window_stats else {})}
-        qn = int(win_n[t])
-        q50, q95, q99 = quantiles(win_hist[t], COARSE_LOG_R, (0.5, 0.95, 0.99), 0.0, float(win_max[t])) \
-            if qn else (float("nan"),) * 3
-        series.append({
+        win = {
             "cell_id": cell.cell_id, "strategy": cell.strategy, "workers": n, "sources": cell.sources,
-            "seed": cell.seed, "window": t, "seq_start": start, "seq_end": end, "tuples": int(wc.sum()),
-            "imbalance_cum": _imbalance(c), "imbalance_win": _imbalance(wc),
+            "seed": cell.seed, "metrics": row["metrics"], "window": t, "seq_start": start, "seq_end": end,
+            "tuples": int(wc.sum()), "imbalance_cum": _imbalance(c), "imbalance_win": _imbalance(wc),
             "worker_tuples_cum": c.astype(np.int64).tolist(), "worker_tuples_win": wc.astype(np.int64).tolist(),
-            "latency_mean": float(np.sum(win_sum[t]) / qn) if qn else float("nan"),
-            "latency_p50": q50, "latency_p95": q95, "latency_p99": q99,
-            "latency_max": float(win_max[t]) if qn else float("nan"),
-            "stats": json.dumps(ws, sort_keys=True),
-        })
+            **dict.fromkeys(LATENCY_SERIES),
+            "stats": json.dumps({k: float(v) for k, v in route.window_stats[t].items()}, sort_keys=True),
+        }
+        if queue is not None:
+            st = queue.state
+            qn = int(st.win_n[t])
+            q50, q95, q99 = quantiles(win_hist[t], COARSE_LOG_R, (0.5, 0.95, 0.99), 0.0,
+                                      float(st.win_max[t])) if qn else (float("nan"),) * 3
+            win.update({
+                "latency_mean": float(np.sum(st.win_sum[t]) / qn) if qn else float("nan"),
+                "latency_p50": q50, "latency_p95": q95, "latency_p99": q99,
+                "latency_max": float(st.win_max[t]) if qn else float("nan"),
+            })
+        series.append(win)
         start = end
     return row, series
 
@@ -646,14 +664,14 @@ def replay(ds_path: str | os.PathLike, cells: Sequence[Cell], config: ReplayConf
             if progress is not None and executor is local_executor else None
         done = executor(lambda g: replay_task(path, cells, g, rr_cells, pre, config, scratch_dir, on_block),
                         groups, "replay")
-        routes = [r for task in done for parts, _ in task for r in parts]
-        queues = {q.cell: q for task in done for _, q in task}
+        routes = {r.cell: r for task in done for r, _ in task}
+        queues = {r.cell: q for task in done for r, q in task}
         wall = time.perf_counter() - t_start
         summary, series = [], []
         for i, c in enumerate(cells):
-            row, ser = combine_cell(c, [r for r in routes if r.cell == i], queues[i],
-                                    queues[rr_for[c.workers]].rr_lat_sum, pre, key_counts,
-                                    {**ds.meta, "name": ds.name}, config, wall)
+            rr = queues[rr_for[c.workers]]
+            row, ser = combine_cell(c, routes[i], queues[i], rr.rr_lat_sum if rr is not None else None, pre,
+                                    key_counts, {**ds.meta, "name": ds.name}, config, wall)
             summary.append(row)
             series.extend(ser)
         return ReplayResult(summary, series, time.perf_counter() - t_start)

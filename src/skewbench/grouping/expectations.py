@@ -63,6 +63,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+import great_expectations.expectations as gxe
+
+from skewbench.grouping.schema import LATENCY_SERIES, LATENCY_SUMMARY
 from skewbench.validation.core import between, list_stats, numeric, zero
 
 CDF_POINTS = 101
@@ -186,11 +189,19 @@ def derive_series(table: pa.Table, frame: pd.DataFrame, summary: pd.DataFrame,
     return df
 
 
+def _metrics_set(columns: tuple[str, ...]) -> list[Any]:
+    """``metrics`` is 'all' or 'balance'; a 'balance' row (no queue simulation) has no
+    completion times."""
+    return [gxe.ExpectColumnValuesToBeInSet(column="metrics", value_set=["all", "balance"])] + [
+        gxe.ExpectColumnValuesToBeNull(column=c, row_condition="metrics == 'balance'", condition_parser="pandas")
+        for c in columns]
+
+
 def summary_expectations(manifest: Mapping[str, Any]) -> list[Any]:
     """The family's summary expectations beyond the generic ones."""
     ds = manifest.get("dataset") if isinstance(manifest.get("dataset"), dict) else {}
     m = ds.get("tuples")
-    ex: list[Any] = []
+    ex: list[Any] = _metrics_set(LATENCY_SUMMARY)
     if isinstance(m, int) and not isinstance(m, bool) and m >= 0:
         ex.append(between("tuples", m, m))
     # conservation of tuples
@@ -214,4 +225,4 @@ def series_expectations(manifest: Mapping[str, Any]) -> list[Any]:
                             "cell_tuples_gap", "cell_load_gap")]
     ex += [between("imbalance_cum_excess", hi=IMBALANCE_TOL), between("imbalance_win_excess", hi=IMBALANCE_TOL)]
     ex += [between(c, 0) for c in ("latency_p95_minus_p50", "latency_p99_minus_p95", "latency_max_minus_p99")]
-    return ex
+    return ex + _metrics_set(LATENCY_SERIES)

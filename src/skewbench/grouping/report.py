@@ -165,13 +165,15 @@ def plot_imbalance_over_time(summary: TableLike, series: TableLike, out_dir: str
 def plot_latency_cdf(summary: TableLike, series: TableLike | None, out_dir: str | os.PathLike,
                      *, workers: int | None = None, dpi: int = DPI) -> list[Path]:
     """Completion-time CDF of each strategy (from ``latency_cdf``: the completion times at
-    quantiles 0, 0.01, ..., 1, averaged over seeds), for ``workers`` (default: the largest)."""
+    quantiles 0, 0.01, ..., 1, averaged over seeds), for ``workers`` (default: the largest).
+    Panels whose cells were replayed without the queue simulation (``metrics`` 'balance') have
+    no CDF and no figure."""
     q = np.linspace(0.0, 1.0, 101)
     paths = []
     for ds, s, rows in _panels(frame(summary)):
         n = _pick_workers(rows, workers)
         rows = rows[rows["workers"] == n]
-        if rows.empty:
+        if rows.empty or rows["latency_cdf"].isna().all():
             continue
         colors = _colors(rows["label"])
         fig = figure(dpi=dpi)

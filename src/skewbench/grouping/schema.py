@@ -17,6 +17,8 @@ COORDINATES = ("workers", "sources")
 RUN_NAME = "{strategy} n={workers} s={sources} seed={seed}"
 
 _LAT = "ms"
+#: the queue simulation's columns are null in a replay that counts only (``--metrics balance``)
+SIMULATED = "metrics == 'all'"
 
 COLUMNS = (
     Column("tuples", "int64", "tuples replayed (the dataset's size); in the series, the window's tuples", "both",
@@ -28,6 +30,8 @@ COLUMNS = (
     Column("time_mode", "string", "'dataset' (the dataset's arrival times) or 'provisioning' (deterministic "
            "arrivals; the workers' capacity is P% of the arrival rate)", param=True),
     Column("provisioning", "float64", "P of the provisioning time mode: capacity over arrival rate, in percent (0 when unused)", param=True),
+    Column("metrics", "string", "what the replay computed: 'all', or 'balance' (routing and counting only, "
+           "without the queue simulation: every completion-time metric is null)", "both", param=True),
     Column("best_basis", "string", "how load_max_best was computed: 'whole keys: optimum|lower bound' (KG), 'split over own "
            "2 choices: LP optimum' (PKG and the tails of the head-aware strategies), 'any split over all workers: "
            "m/n' (SG, OSG, FK)"),
@@ -35,9 +39,11 @@ COLUMNS = (
     Column("source_worker_tuples", "list<int64>", "tuples each source routed to each worker, source after source "
            "(sources x workers, row-major): the traffic of every source-worker pair"),
     Column("worker_head_tuples", "list<int64>", "tuples of true-head keys (f_k/m >= 1/(5n)) routed to each worker"),
-    Column("latency_cdf", "list<float64>", "101 completion times (ms), at quantiles 0, 0.01, ..., 0.99, 1"),
-    Column("stats", "string", "JSON: the strategy's own statistics (D-C's d, head size, OSG's run index, ...), "
-           "averaged over sources; in the series, at the window's end", "both"),
+    Column("latency_cdf", "list<float64>", "101 completion times (ms), at quantiles 0, 0.01, ..., 0.99, 1",
+           not_null_if=SIMULATED),
+    Column("stats", "string", "JSON: the strategy's own statistics over all its sources (D-C's d and head size "
+           "averaged over sources, its head fraction over all messages, OSG's run index, ...); in the series, at "
+           "the window's end", "both"),
     Column("window", "int64", "the metrics window's index (0, 1, ...)", "series", bounds=(0, None)),
     Column("seq_start", "int64", "the window's first stream position", "series", bounds=(0, None)),
     Column("seq_end", "int64", "one past the window's last stream position", "series"),
@@ -62,23 +68,26 @@ METRICS = (
     Metric("load_min", "smallest worker load as a fraction of the tuples", "", True, (0, 1)),
     # ---- summary: completion times (queueing + execution)
     Metric("latency_mean", "mean completion time (queueing + execution)", _LAT, False, (0, None), (True, False),
-           label="latency mean", headline=True, fmt="f2"),
-    Metric("latency_p50", "median completion time (within 0.01%)", _LAT, False, (0, None)),
-    Metric("latency_p95", "95th percentile of completion time (within 0.01%)", _LAT, False, (0, None)),
+           label="latency mean", headline=True, fmt="f2", not_null_if=SIMULATED),
+    Metric("latency_p50", "median completion time (within 0.01%)", _LAT, False, (0, None), not_null_if=SIMULATED),
+    Metric("latency_p95", "95th percentile of completion time (within 0.01%)", _LAT, False, (0, None),
+           not_null_if=SIMULATED),
     Metric("latency_p99", "99th percentile of completion time (within 0.01%)", _LAT, False, (0, None),
-           label="latency p99", headline=True, fmt="f2"),
-    Metric("latency_max", "largest completion time", _LAT, False, (0, None)),
-    Metric("latency_min", "smallest completion time", _LAT, False, (0, None), (True, False)),
-    Metric("latency_worker_mean_max", "the largest per-worker mean completion time", _LAT, False, (0, None)),
-    Metric("exec_mean", "mean execution time", _LAT, None, (0, None), (True, False)),
-    Metric("queue_delay_mean", "mean wait before execution", _LAT, False, (0, None)),
+           label="latency p99", headline=True, fmt="f2", not_null_if=SIMULATED),
+    Metric("latency_max", "largest completion time", _LAT, False, (0, None), not_null_if=SIMULATED),
+    Metric("latency_min", "smallest completion time", _LAT, False, (0, None), (True, False), not_null_if=SIMULATED),
+    Metric("latency_worker_mean_max", "the largest per-worker mean completion time", _LAT, False, (0, None),
+           not_null_if=SIMULATED),
+    Metric("exec_mean", "mean execution time", _LAT, None, (0, None), (True, False), not_null_if=SIMULATED),
+    Metric("queue_delay_mean", "mean wait before execution", _LAT, False, (0, None), not_null_if=SIMULATED),
     Metric("throughput", "tuples per second: m / (last completion - first arrival)", "tuples/s", True,
-           (0, None), (True, False)),
+           (0, None), (True, False), not_null_if=SIMULATED),
     Metric("latency_mean_rr", "mean completion time of round robin on the same arrivals and costs", _LAT, None,
-           (0, None), (True, False)),
+           (0, None), (True, False), not_null_if=SIMULATED),
     Metric("speedup_vs_rr", "total completion time of round robin over the strategy's", "", True, (0, None),
-           (True, False), label="speedup vs RR", headline=True, fmt="f3"),
-    Metric("gain_vs_rr", "1 - mean completion time / round robin's", "", True, (None, 1), (False, True)),
+           (True, False), label="speedup vs RR", headline=True, fmt="f3", not_null_if=SIMULATED),
+    Metric("gain_vs_rr", "1 - mean completion time / round robin's", "", True, (None, 1), (False, True),
+           not_null_if=SIMULATED),
     # ---- summary: memory
     Metric("pairs", "distinct (key, worker) pairs", "pairs", False, (0, None), dtype="int64"),
     Metric("replication", "(key, worker) pairs per distinct key", "", False, (1, None), headline=True, fmt="f2"),
@@ -97,21 +106,29 @@ METRICS = (
     Metric("imbalance_win", "imbalance of the window's own tuples", "", False, (0, 1), windowed=True,
            log_axis=True, table="series"),
     Metric("latency_mean", "mean completion time of the window's tuples", _LAT, False, (0, None), (True, False),
-           windowed=True, table="series", not_null_if="tuples > 0"),
+           windowed=True, table="series", not_null_if="tuples > 0 and " + SIMULATED),
     Metric("latency_p50", "median completion time of the window's tuples (within 1%)", _LAT, False, (0, None),
-           table="series", not_null_if="tuples > 0"),
+           table="series", not_null_if="tuples > 0 and " + SIMULATED),
     Metric("latency_p95", "95th percentile in the window (within 1%)", _LAT, False, table="series",
-           not_null_if="tuples > 0"),
+           not_null_if="tuples > 0 and " + SIMULATED),
     Metric("latency_p99", "99th percentile in the window (within 1%)", _LAT, False, windowed=True,
-           table="series", not_null_if="tuples > 0"),
+           table="series", not_null_if="tuples > 0 and " + SIMULATED),
     Metric("latency_max", "largest completion time in the window", _LAT, False, table="series",
-           not_null_if="tuples > 0"),
+           not_null_if="tuples > 0 and " + SIMULATED),
 )
+
+#: the summary's queue-simulation columns, null when the replay counts only (``metrics`` 'balance')
+LATENCY_SUMMARY = ("latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "latency_min",
+                   "latency_cdf", "latency_worker_mean_max", "exec_mean", "queue_delay_mean", "throughput",
+                   "latency_mean_rr", "speedup_vs_rr", "gain_vs_rr")
+#: the series' queue-simulation columns
+LATENCY_SERIES = ("latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max")
+
 
 SUMMARY = (
     "cell_id", "dataset", "dataset_fingerprint", "tuples", "keys",
     "strategy", "workers", "sources", "seed", "params",
-    "time_mode", "provisioning",
+    "time_mode", "provisioning", "metrics",
     "imbalance", "imbalance_rel", "imbalance_abs", "imbalance_avg",
     "load_max", "load_max_best", "balance_optimality", "best_basis", "load_min", "worker_tuples",
     "source_worker_tuples", "worker_head_tuples",
@@ -123,7 +140,7 @@ SUMMARY = (
 )
 
 SERIES = (
-    "cell_id", "strategy", "workers", "sources", "seed",
+    "cell_id", "strategy", "workers", "sources", "seed", "metrics",
     "window", "seq_start", "seq_end", "tuples",
     "imbalance_cum", "imbalance_win", "worker_tuples_cum", "worker_tuples_win",
     "latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "stats",
