@@ -108,9 +108,20 @@ def aot_module(source_module: str) -> str:
 
 
 def _versions() -> dict[str, str]:
-    from importlib.metadata import version
+    """numba's and numpy's versions; numba's from its ``dist-info`` directory's name when there
+    is one (``importlib.metadata`` costs a CLI process about 12 ms of imports)."""
+    from importlib.util import find_spec
 
-    return {"numba": version("numba"), "numpy": np.__version__}
+    spec = find_spec("numba")
+    site = Path(spec.origin).parent.parent if spec is not None and spec.origin else None
+    dists = sorted(site.glob("numba-*.dist-info")) if site is not None else []
+    if len(dists) == 1:
+        numba = dists[0].name.removeprefix("numba-").removesuffix(".dist-info")
+    else:
+        from importlib.metadata import version
+
+        numba = version("numba")
+    return {"numba": numba, "numpy": np.__version__}
 
 
 def _load_aot() -> dict[str, dict[tuple[str, ...], Callable]]:
