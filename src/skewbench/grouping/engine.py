@@ -225,7 +225,10 @@ def block_windows(first: int, length: int, pre: Prepass) -> tuple[np.ndarray, np
     t0 = int(np.searchsorted(ends, first, side="right"))
     t1 = int(np.searchsorted(ends, first + length - 1, side="right"))
     cuts = np.concatenate([[0], ends[t0:t1] - first, [length]]).astype(np.int64)
-    return np.repeat(np.arange(t0, t1 + 1, dtype=np.int64), np.diff(cuts)), cuts
+    widx = np.empty(length, dtype=np.int64)
+    for t, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:]), start=t0):
+        widx[lo:hi] = t  # a fill per window (np.repeat took 4 ms per 2^20 tuples)
+    return widx, cuts
 
 
 def arrival_times(seq: np.ndarray, ts_seconds: np.ndarray, pre: Prepass, config: ReplayConfig,
