@@ -1,0 +1,147 @@
+"""docker/compose.yaml without Docker: it validates against the Compose specification's schema
+(check-jsonschema's vendored copy), every service of skewbench's image runs a command that the
+locked packages install (and Airflow's, MLflow's and Spark's own parsers accept its arguments),
+nothing is published beyond 127.0.0.1, and no secret is written in the repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+COMPOSE = REPO / "docker" / "compose.yaml"
+DOCKERFILE = REPO / "docker" / "Dockerfile"
+BIN = Path(sys.executable).parent
+VAR = re.compile(r"\$\{(\w+)(?::?[-?][^}]*)?\}")
+
+
+def check_compose(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.compose-spec", str(path)],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+def ours(compose: dict) -> dict[str, dict]:
+    """The services that run skewbench's image."""
+    return {name: s for name, s in compose["services"].items() if s.get("image", "").startswith("skewbench")}
+
+
+def expand(text: str) -> str:
+    """``${VAR}``, ``${VAR:-default}``, ``${VAR:?message}`` replaced by a stand-in value."""
+    return VAR.sub(lambda m: f"x{m.group(1).lower()}", text)
+
+
+def test_the_compose_file_validates_against_the_compose_specification(tmp_path):
+    p = check_compose(COMPOSE)
+    assert p.returncode == 0, p.stdout + p.stderr
+    # the validator does check: a port given as a mapping is refused
+    broken = yaml.safe_load(COMPOSE.read_text())
+    broken["services"]["mlflow"]["ports"] = {"web": 5000}
+    bad = tmp_path / "compose.yaml"
+    bad.write_text(yaml.safe_dump(broken))
+    p = check_compose(bad)
+    assert p.returncode == 1 and "ports" in p.stdout, p.stdout + p.stderr
+
+
+def test_the_stack_has_every_service_the_deployment_needs(compose):
+    services = compose["services"]
+    commands = {name: " ".join(s.get("entrypoint", [])) for name, s in services.items()}
+    for sub in ("api-server", "scheduler", "dag-processor", "triggerer", "db migrate"):
+        assert any(c.startswith(f"airflow {sub}") for c in commands.values()), sub
+    assert sum("deploy.worker.Worker" in c for c in commands.values()) == 2
+    assert sum("deploy.master.Master" in c for c in commands.values()) == 1
+    mlflow = next(c for c in commands.values() if c.startswith("mlflow server"))
+    assert "postgresql+psycopg2://" in mlflow and "--artifacts-destination /mlflow-artifacts" in mlflow
+    assert "mlflow-artifacts:/mlflow-artifacts" in services["mlflow"]["volumes"]
+    sql = services["airflow-scheduler"]["environment"]["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    assert sql.startswith("postgresql+psycopg2://")
+    assert {s["image"] for s in services.values() if "postgres" in s["image"]} == {"postgres:17-bookworm"}
+
+
+PARSE = """
+import json, sys
+argvs = json.loads(sys.argv[1])
+if sys.argv[2] == "airflow":
+    from airflow.cli.cli_parser import get_parser
+    parser = get_parser()
+    for argv in argvs:
+        assert callable(parser.parse_args(argv).func), argv  # argparse exits 2 on an unknown command or flag
+else:
+    from mlflow.cli import cli
+    for argv in argvs:
+        cli.make_context("mlflow", argv)  # click raises on an unknown command or option
+print("parsed", len(argvs))
+"""
+
+
+def test_every_service_command_is_installed_and_its_arguments_parse(compose, tmp_path):
+    """What each service of our image runs exists in the locked environment (this venv is
+    installed from the same requirements.lock as the image), and the tool's own parser takes
+    its arguments (Airflow's and MLflow's in a child process with a scratch AIRFLOW_HOME)."""
+    import pyspark
+
+    spark = Path(pyspark.__file__).parent
+    assert "site-packages/pyspark/bin:$PATH" in DOCKERFILE.read_text()  # spark-class on the image's PATH
+    jars = list((spark / "jars").glob("spark-core_*.jar"))
+    assert len(jars) == 1
+    classes = set(zipfile.ZipFile(jars[0]).namelist())
+    by_tool: dict[str, list[list[str]]] = {}
+    for name, s in ours(compose).items():
+        argv = [expand(a) for a in s["entrypoint"] + s.get("command", [])]
+        tool, args = argv[0], argv[1:]
+        if tool == "spark-class":
+            assert (spark / "bin" / "spark-class").exists()
+            assert args[0].replace(".", "/") + ".class" in classes, (name, args[0])
+            continue
+        assert (BIN / tool).exists(), f"{name}: {tool} is not installed by requirements.lock"
+        by_tool.setdefault(tool, []).append(args)
+    assert set(by_tool) == {"airflow", "mlflow", "skewbench"}
+    for tool in ("airflow", "mlflow"):
+        p = subprocess.run([sys.executable, "-c", PARSE, json.dumps(by_tool[tool]), tool], capture_output=True,
+                           text=True, timeout=300, env={**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow")})
+        assert p.returncode == 0 and f"parsed {len(by_tool[tool])}" in p.stdout, p.stdout + p.stderr
+    # the PostgreSQL driver of both database URIs
+    p = subprocess.run([sys.executable, "-c", "import psycopg2"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+
+
+def test_published_ports_bind_to_loopback_only(compose):
+    published = [(name, p) for name, s in compose["services"].items() for p in s.get("ports", [])]
+    assert published, "the UIs are published"
+    for name, p in published:
+        assert isinstance(p, str) and p.startswith("127.0.0.1:"), (name, p)
+
+
+def test_no_secret_is_written_in_the_repository(compose):
+    """Passwords, keys and secrets come from the environment (docker/.env, ignored by git), and
+    compose refuses to start without them."""
+    env = {}
+    for name, s in compose["services"].items():
+        for k, v in (s.get("environment") or {}).items():
+            env[f"{name}.{k}"] = str(v)
+    secret = {k: v for k, v in env.items()
+              if re.search(r"PASSWORD|SECRET|FERNET", k.split(".")[1]) and not k.endswith("_FILE")}
+    assert len(secret) >= 4
+    for k, v in secret.items():
+        assert re.fullmatch(r"\$\{\w+:\?[^}]+\}", v), (k, v)
+    for k, v in env.items():  # URIs with credentials take the password from the environment
+        for m in re.finditer(r"://[^:/@\s]+:([^@\s]+)@", v):
+            assert m.group(1).startswith("${"), (k, v)
+    mlflow = " ".join(compose["services"]["mlflow"]["entrypoint"])
+    assert "mlflow:${MLFLOW_DB_PASSWORD}@" in mlflow
+    assert "docker/.env" in (REPO / ".gitignore").read_text().split()
+    example = (REPO / "docker" / "env.example").read_text()
+    assert all(v == "change-me" for k, v in re.findall(r"^(\w+)=(.*)$", example, re.M)
+               if re.search(r"PASSWORD|SECRET|KEY", k))
