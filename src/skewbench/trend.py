@@ -36,6 +36,9 @@ IGNORED_PREFIXES = ("time.", "window.")
 #: params that are not part of the trend key: the strategy's parameters, the dataset's name
 STRATEGY_PARAM_PREFIX = "p."
 NOT_IN_KEY = ("dataset",)
+#: params added after nights had been logged, at the value those nights implicitly had: left out
+#: of the key at that value, so a cell keeps its history across the upgrade
+IMPLICIT_PARAMS = {"metrics": "all", "c.latency": "true"}
 _MAX_TAG = 4000
 
 
@@ -77,8 +80,10 @@ def tolerances(metrics: Iterable[Any]) -> dict[str, Tolerance]:
 
 def key_fields(family: str, params: Mapping[str, str]) -> dict[str, str]:
     """What identifies a cell across nights, from its logged params: every param but the
-    strategy's own (``p.*``) and the dataset's name, plus the family."""
-    out = {k: str(v) for k, v in params.items() if not k.startswith(STRATEGY_PARAM_PREFIX) and k not in NOT_IN_KEY}
+    strategy's own (``p.*``), the dataset's name and those at their :data:`IMPLICIT_PARAMS`
+    value, plus the family."""
+    out = {k: str(v) for k, v in params.items() if not k.startswith(STRATEGY_PARAM_PREFIX) and k not in NOT_IN_KEY
+           and IMPLICIT_PARAMS.get(k) != str(v).lower()}
     out["family"] = family
     return dict(sorted(out.items()))
 

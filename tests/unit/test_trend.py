@@ -101,6 +101,15 @@ def test_trend_key_leaves_out_strategy_parameters_and_the_dataset_name():
     assert trend.trend_keys("shedding", [PARAMS])[0] != same
 
 
+def test_a_param_added_later_at_its_implicit_value_keeps_the_cells_history():
+    """Nights logged before the ``metrics`` column and the ``latency`` option existed had every
+    metric: their cells keep their keys; a balance-only replay is another cell."""
+    same = trend.trend_keys("grouping", [PARAMS])[0]
+    assert trend.trend_keys("grouping", [{**PARAMS, "metrics": "all", "c.latency": "True"}])[0] == same
+    for k, v in (("metrics", "balance"), ("c.latency", "False")):
+        assert trend.trend_keys("grouping", [{**PARAMS, k: v}])[0] != same, k
+
+
 def test_a_parameter_axis_keeps_its_cells_apart():
     cells = [{**PARAMS, "p.d": "2"}, {**PARAMS, "p.d": "3"}, {**PARAMS, "strategy": "pkg", "p.d": "x"}]
     keys = trend.trend_keys("grouping", cells)
