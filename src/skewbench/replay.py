@@ -85,6 +85,9 @@ def grid(family: str, strategies: Sequence[str], axes: Mapping[str, Sequence[int
         for v in values:
             if isinstance(v, bool) or not hasattr(v, "__index__") or operator.index(v) < 1:
                 raise SkewbenchError(f"{axis} must be integers >= 1, got {v}")
+    for s in seeds:  # the results' seed column is int64
+        if isinstance(s, bool) or not hasattr(s, "__index__") or not 0 <= operator.index(s) < 2**63:
+            raise SkewbenchError(f"seeds must be integers in [0, 2^63), got {s}")
     cells: list[Cell] = []
     seen: set[Cell] = set()
     names = list(axes)

@@ -134,6 +134,8 @@ def test_a_damaged_dataset_is_one_clear_error_and_earlier_results_stay(clean, tm
     (["--strategies", "nope"], "unknown"),
     (["--seeds", "0"], "--seeds"),
     (["--param", "x"], "--param"),
+    (["--seed-base", str(2**64)], "seeds must be integers in [0, 2^63), got 18446744073709551616"),
+    (["--seed-base", str(2**63 - 1), "--seeds", "2"], "seeds must be integers in [0, 2^63)"),
 ])
 def test_bad_options_are_one_clear_error(clean, tmp_path, family, args, needle):
     src = clean / ("jobs" if family == "allocation" else "stream")
@@ -167,6 +169,21 @@ def test_absurd_grid_sizes_are_refused_before_any_work(clean, tmp_path, args, ne
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and len(lines) == 1 and needle in lines[0], err
     assert not (tmp_path / "r").exists()
+
+
+def test_keys_beyond_what_fits_are_refused_before_any_work(tmp_path):
+    """A key space of 10^20 (beyond int64) used to end in numpy's "Maximum allowed size
+    exceeded" traceback; a trace's key beyond int64 is a malformed line, named."""
+    code, _, err = cli("datasets", "generate", "zipf", "--alpha", "1", "--keys", str(10**20), "--tuples", "100",
+                       "--seed", "1", "--out", tmp_path / "z")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and "keys must be at most 100,000,000" in lines[0], err
+    trace = tmp_path / "sd.txt"
+    trace.write_text("# FromNodeId ToNodeId\n1\t2\n3\t99999999999999999999999\n4\t5\n")
+    code, _, err = cli("datasets", "ingest", "slashdot", trace, "--out", tmp_path / "sd")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code != 0 and len(lines) == 1 and "first at line 3" in lines[0], err
+    assert not (tmp_path / "z").exists() and not (tmp_path / "sd").exists()
 
 
 @pytest.mark.parametrize("cost", ["nan", "-1", "inf", "0", "1e400"])

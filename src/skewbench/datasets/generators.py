@@ -63,6 +63,8 @@ from skewbench.datasets.contract import (
 from skewbench.errors import SkewbenchError
 
 DEFAULT_BLOCK = 1 << 20
+#: the largest key space the generators take (memory: about 24 bytes per key)
+MAX_KEYS = 100_000_000
 TOP_EXPECTED = 10
 
 # SeedSequence spawn-key tags: one independent stream per purpose.
@@ -175,6 +177,9 @@ class StreamSpec:
             raise SkewbenchError(f"unknown generator '{self.generator}' (zipf, drifting)")
         if self.n_keys < 1:
             raise SkewbenchError(f"keys must be >= 1, got {self.n_keys}")
+        if self.n_keys > MAX_KEYS:
+            raise SkewbenchError(f"keys must be at most {MAX_KEYS:,} (the generator keeps the key space's "
+                                 f"probabilities and permutation in memory, about 24 bytes per key), got {self.n_keys:,}")
         if not 0 <= self.seed < 2**63:
             raise SkewbenchError(f"seed must be in [0, 2^63), got {self.seed}")
         if not self.phases:
