@@ -61,6 +61,14 @@ def _doc(**entry):
     ({"version": 1, "datasets": [_doc()["datasets"][0], _doc()["datasets"][0]]}, "duplicate"),
     ({"version": 1, "datasets": [{"name": "z", "generator": "zipf", "keys": 10, "tuples": 10, "seed": 1,
                                   "matrix": {"alpha": [1, 2]}}]}, "template"),
+    # a name is a directory under the data root: none may leave it
+    (_doc(name="../evil"), "'../evil' is not a plain name"),
+    (_doc(name="/abs/evil"), "'/abs/evil' is not a plain name"),
+    (_doc(name="a/b"), "'a/b' is not a plain name"),
+    (_doc(name=".hidden"), "'.hidden' is not a plain name"),
+    (_doc(name=".."), "'..' is not a plain name"),
+    ({"version": 1, "datasets": [{"name": "z/{alpha}", "generator": "zipf", "keys": 10, "tuples": 10, "seed": 1,
+                                  "matrix": {"alpha": [1]}}]}, "'z/1' is not a plain name"),
 ])
 def test_bad_catalogs(tmp_path, doc, needle):
     with pytest.raises(SkewbenchError, match=needle):

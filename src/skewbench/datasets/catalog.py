@@ -55,6 +55,9 @@ import yaml
 from skewbench.datasets.generators import StreamSpec
 from skewbench.errors import SkewbenchError
 
+#: what a dataset's name may be: it is a directory name under the data root
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
 SYNTHETIC_FIELDS = {"name", "description", "sets", "generator", "keys", "tuples", "alpha", "seed",
                     "arrivals", "cost", "phases", "matrix", "block_size", "families"}
 TRACE_FIELDS = {"name", "description", "sets", "trace", "inputs", "key", "key_column", "time_column",
@@ -211,6 +214,10 @@ def parse_catalog(doc: Any, path: Path, shared_data: Path) -> Catalog:
             raise SkewbenchError(f"{where}: bad value ({e})") from None
     seen: set[str] = set()
     for e in entries:
+        if not NAME.fullmatch(e.name):
+            raise SkewbenchError(f"{path}: dataset name '{e.name}' is not a plain name (letters, digits, '.', '_', "
+                                 "'+', '-', starting with a letter or digit): it names a directory under the data "
+                                 "root, and may not leave it")
         if e.name in seen:
             raise SkewbenchError(f"{path}: duplicate dataset name '{e.name}'")
         seen.add(e.name)
