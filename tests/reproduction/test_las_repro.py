@@ -320,9 +320,21 @@ def test_t11_phase_d_swap():
 
 
 def test_t12_phase_e_no_drops():
+    """Phase E (rho ~ 0.67): nobody drops; LAS and FK end the phase at low Q in every run; SM
+    too except in runs where it entered E with a phase-D backlog of over 10 s, which E cannot
+    drain (2 of 20 runs in the full set: 11.8 and 13.5 s in, 1.2 and 2.7 s out)."""
     s = e3_summary()
+    r = e3()
+    last = {k: per_phase(phase_values(v, "queueing_latency_mean"))["E"][:, -1] for k, v in r.items()}
+    first = per_phase(phase_values(r["sm"], "queueing_latency_mean"))["E"][:, 0]
     for k in ("sm", "las", "fk"):
-        assert s[k]["E"]["dr"] <= 0.01 and s[k]["E"]["q_last"] <= E3_TAU, (k, s[k]["E"])
+        assert s[k]["E"]["dr"] <= 0.01, (k, s[k]["E"])
+    for k in ("las", "fk"):
+        assert np.all(last[k] <= E3_TAU), (k, last[k])
+    low = last["sm"] <= E3_TAU
+    assert np.all(first[~low] > 10_000), (first, last["sm"])  # the high ones carry a phase-D backlog
+    assert low.mean() >= 0.9, last["sm"]
+    record("T12", sm_low_runs=int(low.sum()), runs=len(low), sm_last=[round(float(x), 2) for x in last["sm"]])
 
 
 def test_t13_phase_f_sm_diverges():
