@@ -111,8 +111,10 @@ bench: $(READY)
 docs: $(READY)
 	$(BIN)/skewbench results doc --out docs/results.md
 
-reproduce: $(READY)
-	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q -m reproduction tests/reproduction
+# the slow checks: every paper reproduction target, and the fault tests under Airflow's real scheduler
+reproduce: $(READY) bytecode
+	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q --durations=15 -m "reproduction or slow" \
+	  tests/reproduction tests/integration/test_scheduler_faults.py
 
 lock:
 	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra dev --python-version 3.11 \

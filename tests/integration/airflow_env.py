@@ -42,6 +42,23 @@ datasets:
 """
 
 
+def one_dataset_catalog(tuples: int) -> str:
+    """A catalog of one Zipf dataset, ``tiny-zipf``, in the ``paper`` set only: the default set
+    is empty, so the run that unpausing the nightly schedules fails in check_params at once
+    ("no dataset to run") instead of replaying a catalog; the tests' runs name their dataset."""
+    return f"""
+version: 1
+datasets:
+  - name: tiny-zipf
+    sets: [paper]
+    generator: zipf
+    keys: 500
+    tuples: {tuples}
+    alpha: 1.2
+    seed: 1
+"""
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 now (for a server a test starts)."""
     import socket
@@ -210,3 +227,79 @@ def extra_links(env: dict[str, str], dag_id: str, task_id: str, run_id: str) -> 
     if line is None:
         raise AssertionError(f"extra links failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
     return json.loads(line[6:])
+
+
+# ---------------------------------------------------------------------------------------------
+# make ui's processes (scripts/ui.sh) on free ports, and their REST API
+
+class Ui:
+    """``scripts/ui.sh`` started on free ports over ``root`` (a throw-away state with ``catalog``):
+    the Airflow API server, scheduler, DAG processor and triggerer, and the MLflow server; a
+    client of Airflow's REST API signed in as the generated admin."""
+
+    def __init__(self, root: Path, catalog: str):
+        self.root = root
+        self.env = make_env(root)
+        (root / "catalog.yaml").write_text(catalog)
+        airflow_port, mlflow_port = free_port(), free_port()
+        self.env.update({"AIRFLOW_PORT": str(airflow_port), "MLFLOW_PORT": str(mlflow_port),
+                         "SKEWBENCH_MLFLOW_UI": f"http://127.0.0.1:{mlflow_port}",
+                         "SKEWBENCH_RETRY_DELAY_SECONDS": "1"})
+        self.airflow = f"http://127.0.0.1:{airflow_port}"
+        self.mlflow = f"http://127.0.0.1:{mlflow_port}"
+        self.start_output = ""
+        self._token: str | None = None
+
+    def start(self) -> "Ui":
+        p = subprocess.run(["bash", str(REPO / "scripts" / "ui.sh"), "start"], env=self.env, capture_output=True,
+                           text=True, timeout=600)
+        self.start_output = p.stdout
+        if p.returncode != 0:
+            self.stop()
+            raise AssertionError(p.stdout + p.stderr)
+        return self
+
+    def stop(self) -> None:
+        subprocess.run(["bash", str(REPO / "scripts" / "ui.sh"), "stop"], env=self.env, capture_output=True,
+                       timeout=120)
+
+    @property
+    def password(self) -> str:
+        return json.loads((Path(self.env["AIRFLOW_HOME"]) /
+                           "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+
+    def token(self) -> str:
+        import urllib.request
+
+        if self._token is None:
+            req = urllib.request.Request(self.airflow + "/auth/token", method="POST",
+                                         data=json.dumps({"username": "admin", "password": self.password}).encode(),
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=30) as r:
+                self._token = json.loads(r.read())["access_token"]
+        return self._token
+
+    def api(self, method: str, path: str, body: dict | None = None) -> dict:
+        import urllib.request
+
+        req = urllib.request.Request(self.airflow + path, method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Authorization": f"Bearer {self.token()}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read() or b"{}")
+
+    def wait_run(self, dag: str, run_id: str, timeout: float) -> dict:
+        import time
+
+        t0 = time.monotonic()
+        while True:
+            run = self.api("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}")
+            if run["state"] in ("success", "failed"):
+                return run
+            if time.monotonic() - t0 > timeout:
+                raise AssertionError(f"run {run_id} did not finish in {timeout:.0f} s: {run['state']}")
+            time.sleep(2)
+
+    def tasks(self, dag: str, run_id: str) -> list[dict]:
+        return self.api("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances?limit=200")["task_instances"]

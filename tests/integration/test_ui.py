@@ -17,7 +17,6 @@ import os
 import stat
 import subprocess
 import time
-import urllib.request
 from datetime import datetime
 from pathlib import Path
 
@@ -27,38 +26,17 @@ from tests.integration import airflow_env as af
 
 DAG = "skewbench_nightly"
 CHROMIUM = "/usr/bin/chromium"
-#: the default set is empty, so the run that unpausing schedules fails in check_params at once
-#: ("no dataset to run") instead of replaying a catalog; the test's runs name their dataset
-CATALOG = """
-version: 1
-datasets:
-  - name: tiny-zipf
-    sets: [paper]
-    generator: zipf
-    keys: 500
-    tuples: 20000
-    alpha: 1.2
-    seed: 1
-"""
+CATALOG = af.one_dataset_catalog(20000)
 
 
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ui")
-    env = af.make_env(root)
-    (root / "catalog.yaml").write_text(CATALOG)
-    airflow_port, mlflow_port = af.free_port(), af.free_port()
-    env.update({"AIRFLOW_PORT": str(airflow_port), "MLFLOW_PORT": str(mlflow_port),
-                "SKEWBENCH_MLFLOW_UI": f"http://127.0.0.1:{mlflow_port}", "SKEWBENCH_RETRY_DELAY_SECONDS": "1"})
-    start = subprocess.run(["bash", str(af.REPO / "scripts" / "ui.sh"), "start"], env=env, capture_output=True,
-                           text=True, timeout=600)
+    u = af.Ui(tmp_path_factory.mktemp("ui"), CATALOG).start()
     try:
-        assert start.returncode == 0, start.stdout + start.stderr
-        yield {"env": env, "root": root, "airflow": f"http://127.0.0.1:{airflow_port}",
-               "mlflow": f"http://127.0.0.1:{mlflow_port}", "start": start.stdout}
+        yield {"env": u.env, "root": u.root, "airflow": u.airflow, "mlflow": u.mlflow, "start": u.start_output,
+               "client": u}
     finally:
-        subprocess.run(["bash", str(af.REPO / "scripts" / "ui.sh"), "stop"], env=env, capture_output=True,
-                       timeout=120)
+        u.stop()
 
 
 def _group_pids(state: Path) -> dict[int, str]:
@@ -110,34 +88,16 @@ def _browser():
     return sync_playwright
 
 
-def _api(ui, method: str, path: str, token: str, body: dict | None = None) -> dict:
-    req = urllib.request.Request(ui["airflow"] + path, method=method, data=None if body is None else
-                                 json.dumps(body).encode(), headers={"Authorization": f"Bearer {token}",
-                                                                     "Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read() or b"{}")
-
-
-def _token(ui, password: str) -> str:
-    req = urllib.request.Request(ui["airflow"] + "/auth/token", method="POST",
-                                 data=json.dumps({"username": "admin", "password": password}).encode(),
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read())["access_token"]
-
-
 def _wait_run(ui, token: str, run_id: str, timeout: float) -> dict:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        run = _api(ui, "GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}", token)
-        if run["state"] in ("success", "failed"):
-            return run
-        time.sleep(2)
-    raise AssertionError(f"run {run_id} did not finish in {timeout:.0f} s: {run['state']}")
+    return ui["client"].wait_run(DAG, run_id, timeout)
 
 
 def _tasks(ui, token: str, run_id: str) -> list[dict]:
-    return _api(ui, "GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}/taskInstances?limit=200", token)["task_instances"]
+    return ui["client"].tasks(DAG, run_id)
+
+
+def _api(ui, method: str, path: str, token: str, body: dict | None = None) -> dict:
+    return ui["client"].api(method, path, body)
 
 
 def _trigger(page, ui, conf: dict | None = None, datasets: str | None = None) -> None:
@@ -177,7 +137,7 @@ def test_a_first_time_user_triggers_runs_and_finds_the_mlflow_runs(ui, tmp_path)
     sync_playwright = _browser()
     password = json.loads((Path(ui["env"]["AIRFLOW_HOME"]) /
                            "simple_auth_manager_passwords.json.generated").read_text())["admin"]
-    token = _token(ui, password)
+    token = ui["client"].token()
     shots = tmp_path
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
