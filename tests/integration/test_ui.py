@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 import time
 from datetime import datetime
 from pathlib import Path
@@ -88,18 +87,6 @@ def _browser():
     return sync_playwright
 
 
-def _wait_run(ui, token: str, run_id: str, timeout: float) -> dict:
-    return ui["client"].wait_run(DAG, run_id, timeout)
-
-
-def _tasks(ui, token: str, run_id: str) -> list[dict]:
-    return ui["client"].tasks(DAG, run_id)
-
-
-def _api(ui, method: str, path: str, token: str, body: dict | None = None) -> dict:
-    return ui["client"].api(method, path, body)
-
-
 def _trigger(page, ui, conf: dict | None = None, datasets: str | None = None) -> None:
     """Open the trigger form and submit it: the datasets field typed in as a user would, or
     the whole configuration in the form's JSON editor."""
@@ -123,9 +110,9 @@ def _trigger(page, ui, conf: dict | None = None, datasets: str | None = None) ->
     page.wait_for_timeout(2000)
 
 
-def _newest_manual_run(ui, token: str, before: set[str]) -> str:
+def _newest_manual_run(ui, before: set[str]) -> str:
     for _ in range(60):
-        runs = _api(ui, "GET", f"/api/v2/dags/{DAG}/dagRuns?limit=50", token)["dag_runs"]
+        runs = ui["client"].api("GET", f"/api/v2/dags/{DAG}/dagRuns?limit=50")["dag_runs"]
         new = [r["dag_run_id"] for r in runs if r["run_type"] == "manual" and r["dag_run_id"] not in before]
         if new:
             return new[0]
@@ -137,7 +124,6 @@ def test_a_first_time_user_triggers_runs_and_finds_the_mlflow_runs(ui, tmp_path)
     sync_playwright = _browser()
     password = json.loads((Path(ui["env"]["AIRFLOW_HOME"]) /
                            "simple_auth_manager_passwords.json.generated").read_text())["admin"]
-    token = ui["client"].token()
     shots = tmp_path
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
@@ -154,11 +140,11 @@ def test_a_first_time_user_triggers_runs_and_finds_the_mlflow_runs(ui, tmp_path)
             seen: set[str] = set()
             _trigger(page, ui, datasets="tiny-zipff")
             page.screenshot(path=str(shots / "1-bad-trigger.png"))
-            bad = _newest_manual_run(ui, token, seen)
+            bad = _newest_manual_run(ui, seen)
             seen.add(bad)
-            run = _wait_run(ui, token, bad, 240)
+            run = ui["client"].wait_run(DAG, bad, 240)
             assert run["state"] == "failed"
-            failed = [t for t in _tasks(ui, token, bad) if t["state"] == "failed"]
+            failed = [t for t in ui["client"].tasks(DAG, bad) if t["state"] == "failed"]
             assert [(t["task_id"], t["try_number"]) for t in failed] == [("check_params", 1)], failed
             log = (Path(ui["env"]["AIRFLOW_HOME"]) / "logs" / f"dag_id={DAG}" / f"run_id={bad}" /
                    "task_id=check_params" / "attempt=1.log").read_text()
@@ -169,9 +155,9 @@ def test_a_first_time_user_triggers_runs_and_finds_the_mlflow_runs(ui, tmp_path)
             # 2. a good run, then the replay task's link to MLflow
             _trigger(page, ui, conf={"datasets": ["tiny-zipf"], "families": ["grouping"],
                                      "grouping_strategies": ["kg", "pkg"], "grouping_workers": [5]})
-            good = _newest_manual_run(ui, token, seen)
-            run = _wait_run(ui, token, good, 900)
-            assert run["state"] == "success", [(t["task_id"], t["state"]) for t in _tasks(ui, token, good)]
+            good = _newest_manual_run(ui, seen)
+            run = ui["client"].wait_run(DAG, good, 900)
+            assert run["state"] == "success", [(t["task_id"], t["state"]) for t in ui["client"].tasks(DAG, good)]
             page.goto(f"{ui['airflow']}/dags/{DAG}/runs/{good}/tasks/grouping.replay/mapped/0/details")
             link = page.get_by_role("link", name="MLflow run").first
             link.wait_for(timeout=60_000)
