@@ -154,6 +154,14 @@ def skewbench_nightly():
         print(text)
         return text
 
+    @task(trigger_rule="none_failed")
+    def prune_runs(conf: dict) -> list[str]:
+        """The runs root's retention: keep the SKEWBENCH_KEEP_RUNS newest runs' output
+        directories (this one always); what they logged stays in MLflow."""
+        deleted = nightly.prune_runs(conf["out_root"])
+        print(f"deleted {len(deleted)} older run director{'y' if len(deleted) == 1 else 'ies'}", *deleted, sep="\n")
+        return deleted
+
     conf = check_params()
     datasets = prepare_dataset.expand(name=dataset_names(conf))
     opened = open_tracking(conf)
@@ -174,8 +182,10 @@ def skewbench_nightly():
             checked >> logged
             [replay, checked] >> mark_failed(conf, family)
             logged_all.append(logged)
-    logged_all >> report(conf, datasets)
+    reported = report(conf, datasets)
+    logged_all >> reported
     logged_all >> check_trend(conf)
+    reported >> prune_runs(conf)
 
 
 skewbench_nightly()

@@ -27,6 +27,7 @@ This module imports only light modules at import time: the DAGs read it at parse
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,34 @@ def _safe(text: str) -> str:
 def run_dir(logical_date: str, run_id: str) -> Path:
     """``<runs root>/<logical date>/<run id>``: a run's outputs, never shared with another run."""
     return runs_root() / _safe(str(logical_date)[:10]) / _safe(run_id)
+
+
+def prune_runs(current: str | os.PathLike, keep: int | None = None) -> list[str]:
+    """The retention policy of the runs root: keep the ``keep`` newest run directories
+    (``SKEWBENCH_KEEP_RUNS``, by last change; ``current``, this run's, always) and delete the
+    others, then empty date directories.  What a run logged stays in MLflow (its results,
+    report and plots are artifacts there).  Returns the deleted directories."""
+    import shutil
+
+    from skewbench.settings import settings
+
+    keep = settings().keep_runs if keep is None else keep
+    if keep < 1:
+        raise SkewbenchError(f"keep_runs must be >= 1, got {keep}")
+    root = runs_root()
+    current_dir = Path(current).resolve()
+    runs = [r for d in root.iterdir() if d.is_dir() for r in d.iterdir() if r.is_dir()] if root.is_dir() else []
+    runs.sort(key=lambda r: (r.resolve() == current_dir, r.stat().st_mtime, str(r)), reverse=True)
+    deleted = []
+    for r in runs[keep:]:
+        if r.resolve() == current_dir:
+            continue
+        shutil.rmtree(r)
+        deleted.append(str(r))
+    for d in root.iterdir() if root.is_dir() else ():
+        if d.is_dir() and not any(d.iterdir()):
+            d.rmdir()
+    return deleted
 
 
 def prepare_dataset(name: str) -> dict[str, Any]:

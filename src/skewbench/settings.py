@@ -20,6 +20,7 @@ variable                        meaning                                         
 ``SKEWBENCH_SPARK_SHUFFLE_PARTITIONS``  ``spark.sql.shuffle.partitions``              ``16``
 ``SKEWBENCH_SPARK_DRIVER_MEMORY``       ``spark.driver.memory``                       ``4g``
 ``SKEWBENCH_RETRY_DELAY_SECONDS``       the DAGs' first retry delay (then doubling)   ``30``
+``SKEWBENCH_KEEP_RUNS``         pipeline runs whose output directories are kept (the newest)  ``30``
 ==============================  =====================================================  ===============
 
 This module imports pydantic (light; Airflow already does) and nothing of the rest of skewbench,
@@ -60,6 +61,7 @@ class Settings(BaseSettings):
     spark_shuffle_partitions: str = "16"
     spark_driver_memory: str = "4g"
     retry_delay_seconds: float = Field(30.0, ge=0)
+    keep_runs: int = Field(30, ge=1)
 
     @model_validator(mode="before")
     @classmethod

@@ -51,7 +51,7 @@ def test_nightly_task_graph(dags_info):
     t = dags_info["dags"]["skewbench_nightly"]["tasks"]
     fams = ("allocation", "grouping", "shedding")
     assert t["check_params"]["downstream"] == sorted(
-        ["check_trend", "dataset_names", "open_tracking", "report", *[f"{f}.{k}" for f in fams
+        ["check_trend", "dataset_names", "open_tracking", "prune_runs", "report", *[f"{f}.{k}" for f in fams
                                                        for k in ("log_to_mlflow", "mark_failed", "plan")]])
     assert t["open_tracking"]["downstream"] == [f"{f}.replay" for f in fams]
     assert t["dataset_names"]["downstream"] == ["prepare_dataset"]
@@ -65,6 +65,7 @@ def test_nightly_task_graph(dags_info):
         assert t[f"{fam}.validate"]["downstream"] == [f"{fam}.log_to_mlflow", f"{fam}.mark_failed"]
         assert t[f"{fam}.log_to_mlflow"]["downstream"] == ["check_trend", "report"]
     assert t["check_trend"]["downstream"] == []
+    assert t["report"]["downstream"] == ["prune_runs"] and t["prune_runs"]["downstream"] == []
     assert set(dags_info["dags"]["skewbench_nightly"]["params"]) == {
         "datasets", "catalog_set", "families", "seeds", "fail_on_change",
         "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning",

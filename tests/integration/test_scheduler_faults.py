@@ -9,7 +9,10 @@ operator would:
   MLflow state (no second parent, no duplicate child, the same metrics);
 * a run marked failed through the API while its replay runs: the replay is stopped and nothing
   of the run is logged as a result (no cell run in MLflow; the parent opened for the task links
-  is never finished as a success).
+  is never finished as a success);
+* soak: four runs triggered back to back (the DAG runs one at a time, the others queue): all
+  finish, none is left queued or running, each has one FINISHED MLflow parent with one run per
+  cell, and the runs root keeps only the newest ``SKEWBENCH_KEEP_RUNS`` run directories.
 
 Slow (several minutes): ``make reproduce`` and ``SKEWBENCH_SLOW=1`` run it.
 """
@@ -35,11 +38,14 @@ CONF = {"datasets": ["tiny-zipf"], "families": ["grouping"], "grouping_strategie
         "grouping_workers": [5], "seeds": 1}
 REPLAY = "grouping.replay"
 TIMING = ("route_seconds", "sim_tuples_per_s", "wall_seconds")
+KEEP = 2  # SKEWBENCH_KEEP_RUNS: the retention of run output directories
 
 
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory):
-    u = af.Ui(tmp_path_factory.mktemp("faults"), CATALOG).start()
+    u = af.Ui(tmp_path_factory.mktemp("faults"), CATALOG)
+    u.env["SKEWBENCH_KEEP_RUNS"] = str(KEEP)
+    u.start()
     try:
         u.api("PATCH", f"/api/v2/dags/{DAG}", {"is_paused": False})
         yield u
@@ -105,12 +111,17 @@ def mlflow_state(ui: af.Ui, run_id: str) -> dict:
     return out
 
 
+def out_root(ui: af.Ui, run_id: str) -> Path:
+    """The run's output directory (check_params' conf, from its XCom)."""
+    conf = ui.api("GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}/taskInstances/check_params/xcomEntries/return_value")
+    value = conf["value"] if isinstance(conf["value"], dict) else json.loads(conf["value"])
+    return Path(value["out_root"])
+
+
 def results(ui: af.Ui, run_id: str) -> dict[str, list[dict]]:
     """The run's grouping summary tables (timings left out), by results directory, and every
     file under the run's output."""
-    conf = ui.api("GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}/taskInstances/check_params/xcomEntries/return_value")
-    value = conf["value"] if isinstance(conf["value"], dict) else json.loads(conf["value"])
-    root = Path(value["out_root"])
+    root = out_root(ui, run_id)
     tables = {}
     for f in sorted(root.rglob("summary.parquet")):
         rows = pq.read_table(f).to_pylist()
@@ -172,3 +183,18 @@ def test_a_run_marked_failed_through_the_api_stops_and_logs_no_result(ui):
     logged = mlflow_state(ui, run_id)
     assert logged["cells"] == {}, logged
     assert "FINISHED" not in logged["parents"], logged
+
+
+def test_soak_back_to_back_triggers_all_finish_once_and_the_runs_root_stays_bounded(ui):
+    ids = [trigger(ui, f"soak-{i}") for i in range(4)]
+    for run_id in ids:
+        assert ui.wait_run(DAG, run_id, 900)["state"] == "success", run_id
+    runs = ui.api("GET", f"/api/v2/dags/{DAG}/dagRuns?limit=100")["dag_runs"]
+    assert not [r["dag_run_id"] for r in runs if r["state"] in ("queued", "running")], runs
+    for run_id in ids:
+        logged = mlflow_state(ui, run_id)
+        assert logged["parents"] == ["FINISHED"], (run_id, logged)
+        assert len(logged["cells"]) == 2 and all(len(v) == 1 for v in logged["cells"].values()), (run_id, logged)
+    root = Path(ui.env["SKEWBENCH_STATE"]) / "runs"
+    left = sorted(str(r) for d in root.iterdir() for r in d.iterdir())
+    assert left == sorted(str(out_root(ui, i)) for i in ids[-KEEP:]), left

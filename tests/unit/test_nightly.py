@@ -138,6 +138,28 @@ def test_run_dirs_are_per_run_and_plans_per_dataset_and_family(tmp_path, monkeyp
     assert args[args.index("--provisioning") + 1] == "100.0"  # the default: critical load
 
 
+def test_prune_runs_keeps_the_newest_and_the_current_run(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv("SKEWBENCH_RUNS_ROOT", str(tmp_path))
+    dirs = []
+    for i, (day, run) in enumerate([("2026-11-20", "a"), ("2026-11-20", "b"), ("2026-11-21", "c"),
+                                    ("2026-11-22", "d"), ("2026-11-23", "e")]):
+        d = nightly.run_dir(day, run)
+        (d / "x").mkdir(parents=True)
+        os.utime(d, (1_000_000 + i, 1_000_000 + i))  # a is the oldest, e the newest
+        dirs.append(d)
+    # the current run is the oldest here (a retried old run): it is kept all the same
+    deleted = nightly.prune_runs(dirs[0], keep=3)
+    assert sorted(deleted) == [str(dirs[1]), str(dirs[2])]
+    assert [d.exists() for d in dirs] == [True, False, False, True, True]
+    assert not (tmp_path / "2026-11-21").exists() and (tmp_path / "2026-11-20").exists()  # emptied dates go
+    assert nightly.prune_runs(dirs[4], keep=3) == []
+    monkeypatch.setenv("SKEWBENCH_KEEP_RUNS", "1")
+    assert nightly.prune_runs(dirs[4]) == [str(dirs[3]), str(dirs[0])]  # newest first, as sorted
+    assert [d.exists() for d in dirs] == [False, False, False, False, True]
+
+
 def test_provisioning_null_keeps_the_datasets_arrival_times():
     conf = nightly.check_params({"grouping_provisioning": None, "datasets": ["zipf-1.0"]})
     plan = nightly.plan_replays(conf, [{"name": "zipf-1.0", "path": "/d/z", "fingerprint": "f"}], "/r")
