@@ -242,9 +242,7 @@ def prune_runs(current: str | os.PathLike, keep: int | None = None) -> list[str]
     runs = [r for d in root.iterdir() if d.is_dir() for r in d.iterdir() if r.is_dir()] if root.is_dir() else []
     runs.sort(key=lambda r: (r.resolve() == current_dir, r.stat().st_mtime, str(r)), reverse=True)
     deleted = []
-    for r in runs[keep:]:
-        if r.resolve() == current_dir:
-            continue
+    for r in runs[keep:]:  # the current run sorts first
         shutil.rmtree(r)
         deleted.append(str(r))
     for d in root.iterdir() if root.is_dir() else ():

@@ -58,10 +58,6 @@ def trigger(ui: af.Ui, run_id: str) -> str:
     return run_id
 
 
-def task(ui: af.Ui, run_id: str, task_id: str) -> dict:
-    return next(t for t in ui.tasks(DAG, run_id) if t["task_id"] == task_id)
-
-
 def wait_task_running(ui: af.Ui, run_id: str, task_id: str, timeout: float = 600) -> dict:
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:

@@ -117,8 +117,14 @@ METRICS = (
            not_null_if="tuples > 0 and " + SIMULATED),
 )
 
-#: the summary's queue-simulation columns, null when the replay counts only (``metrics`` 'balance')
-LATENCY_SUMMARY = ("latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "latency_min",
+#: the queue simulation's columns (those not null only when SIMULATED), null when the replay
+#: counts only (``metrics`` 'balance')
+LATENCY_SUMMARY = tuple(f.name for f in (*COLUMNS, *METRICS)
+                        if f.table == "summary" and f.not_null_if == SIMULATED)
+LATENCY_SERIES = tuple(f.name for f in METRICS if f.table == "series" and SIMULATED in (f.not_null_if or ""))
+
+
+SUMMARY = ("latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "latency_min",
                    "latency_cdf", "latency_worker_mean_max", "exec_mean", "queue_delay_mean", "throughput",
                    "latency_mean_rr", "speedup_vs_rr", "gain_vs_rr")
 #: the series' queue-simulation columns
