@@ -10,6 +10,7 @@ import math
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from skewbench import reports, tracking
@@ -18,6 +19,7 @@ from skewbench.errors import SkewbenchError
 from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
 from skewbench.results import load_results, read_results, schema
 TIMING_COLUMNS = schema("grouping").timing_columns
+PARAM_COLUMNS = schema("grouping").param_columns
 
 KEY = "skewbench_nightly/scheduled__2026-01-02T00:00:00+00:00/grouping"
 TAGS = {"airflow.dag_id": "skewbench_nightly", "airflow.run_id": "scheduled__2026-01-02T00:00:00+00:00",
@@ -113,6 +115,7 @@ def test_one_child_per_dataset_and_cell(results, logged, client):
     for res in results:
         manifest, summary, _ = read_results(res)
         fp = manifest["dataset"]["fingerprint"]
+        numeric = [f.name for f in summary.schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
         for row in summary.to_pylist():
             run = by_key[f"{KEY}/{fp[:12]}/{row['cell_id']}"]
             assert run.info.status == "FINISHED"
@@ -123,13 +126,20 @@ def test_one_child_per_dataset_and_cell(results, logged, client):
             assert p["time_mode"] == "dataset" and p["c.window"] == "2000"
             for k, v in json.loads(row["params"]).items():
                 assert p[f"p.{k}"] == (v if isinstance(v, str) else json.dumps(v))
-            for c in ("imbalance", "imbalance_rel", "latency_mean", "latency_p99", "speedup_vs_rr", "replication",
-                      "pairs", "throughput"):
-                assert m[c] == pytest.approx(row[c])
-            for c in TIMING_COLUMNS:
-                assert f"time.{c}" in m and c not in m
+            # every metric of the run, and nothing else: each finite numeric summary column (timings
+            # under time.), each finite statistic under s.; the cell's coordinates are params
+            want = {}
+            for c in numeric:
+                v = row[c]
+                if c not in PARAM_COLUMNS and v is not None and math.isfinite(v):
+                    want[f"time.{c}" if c in TIMING_COLUMNS else c] = v
             for k, v in json.loads(row["stats"]).items():  # NaN (e.g. OSG's est_error before an epoch): skipped
-                assert m[f"s.{k}"] == pytest.approx(v) if math.isfinite(v) else f"s.{k}" not in m
+                if math.isfinite(v):
+                    want[f"s.{k}"] = v
+            assert sorted(k for k in m if not k.startswith("window.")) == sorted(want)  # window.*: below
+            assert all(m[k] == pytest.approx(v, rel=1e-12, abs=0) for k, v in want.items()), run.info.run_name
+            assert {"imbalance", "imbalance_rel", "latency_mean", "latency_p99", "speedup_vs_rr", "replication",
+                    "pairs", "throughput", "time.wall_seconds"} <= set(m)
             assert "worker_tuples" not in m and "workers" not in m
             assert run.data.tags["skewbench.cell_id"] == row["cell_id"]
             assert all(run.data.tags[k] == v for k, v in TAGS.items())
