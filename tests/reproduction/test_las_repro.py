@@ -44,6 +44,11 @@ KINDS = ("bl", "sm", "las", "fk")
 BASE = 20161
 
 
+def pick(fast, full):
+    """A measured value of the fast subset (the one REPRODUCTION.md quotes) or of the full set."""
+    return full if FULL else fast
+
+
 def zipf_keys(rng: np.random.Generator, m: int, n: int, alpha: float) -> np.ndarray:
     p = np.arange(1, n + 1, dtype=np.float64) ** (-alpha)
     cdf = np.cumsum(p)
@@ -98,22 +103,25 @@ def test_t1_over_provisioned_nobody_needs_to_shed():
     drops = {k: col(r[(k, -10)], 2) for k in KINDS}
     record("T1", q_mean={k: v.mean() for k, v in q.items()}, dr_mean={k: v.mean() for k, v in drops.items()})
     assert (drops["bl"] == 0).all() and (drops["sm"] == 0).all()
-    # "FK drops nothing, LAS almost nothing": an early burst can lift the running average over tau
-    # for a few tuples even at 91% load, so both are held to 0.5% ("almost nothing")
-    assert drops["fk"].mean() <= 0.005 and drops["las"].mean() <= 0.005
-    # "all four give (nearly) the same Q": every strategy's mean within 10% of Base Line's (which keeps all)
+    # "FK and LAS drop ~0": 0.011% and 0.043% (full set 0.012%, 0.071%); an early burst can lift the
+    # running average over tau for a few tuples even at 91% load
+    assert drops["fk"].mean() <= pick(0.00012, 0.00013) and drops["las"].mean() <= pick(0.00045, 0.00075)
+    # "all four alike": every strategy's mean Q within 0.8% of Base Line's, which keeps all (full set 1%)
     for k in KINDS:
-        assert abs(q[k].mean() - q["bl"].mean()) <= 0.10 * q["bl"].mean(), (k, q[k].mean(), q["bl"].mean())
+        assert abs(q[k].mean() - q["bl"].mean()) <= pick(0.008, 0.01) * q["bl"].mean(), (k, q[k].mean(), q["bl"].mean())
 
 
 def test_t2_base_line_and_straw_man_far_above_the_bound():
     r = e1()
-    worst = {}
-    for k in ("bl", "sm"):
-        worst[k] = min(col(r[(k, u)], 0).mean() / TAU for u in U_GRID if u >= 0)
-    record("T2", min_q_over_tau=worst, per_u={f"{k}{u}": col(r[(k, u)], 0).mean() / TAU
-                                            for k in ("bl", "sm") for u in U_GRID if u >= 0})
-    assert worst["bl"] >= 5 and worst["sm"] >= 5
+    per_u = {k: {u: col(r[(k, u)], 0).mean() / TAU for u in U_GRID if u >= 0} for k in ("bl", "sm")}
+    worst = {k: min(v.values()) for k, v in per_u.items()}
+    record("T2", min_q_over_tau=worst, per_u={f"{k}{u}": v for k in per_u for u, v in per_u[k].items()})
+    # the smallest: BL 11.8x, SM 7.7x, both at u = 90% (full set 15.7x, 8.5x)
+    assert worst["bl"] >= pick(11.8, 15.7) and worst["sm"] >= pick(7.7, 8.5)
+    assert min(per_u["bl"], key=per_u["bl"].get) == 90 and min(per_u["sm"], key=per_u["sm"].get) == 90
+    # BL's largest, about 30x (full set 25-26x), at u = 30-50%
+    lo, hi = pick((29.4, 30.6), (24.5, 26.4))
+    assert all(lo <= per_u["bl"][u] <= hi for u in (30, 40, 50)) and max(per_u["bl"].values()) <= hi, per_u["bl"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -135,27 +143,70 @@ def t3_values() -> dict:
 
 
 def test_t3_las_close_to_the_bound_and_its_drop_rate():
+    q_lo, q_hi = pick((0.92, 1.17), (0.88, 1.17))
+    runs_hi = pick(0.67, 0.775)
     for u, v in t3_values().items():
-        # the paper: "close to 6.4 ms", some runs above: the mean within 25% of tau at every u
-        assert 0.75 <= v["q_over_tau"] <= 1.25, (u, v)
-        # the spec's sanity prediction of LAS's drop rate, 1 - (1-u)/(1+eps), within 1 point
-        assert abs(v["dr"] - v["dr_predicted"]) <= 0.01, (u, v)
+        # the paper: "close to 6.4 ms", some runs above: mean Q / tau 0.93-1.16 (full set 0.88-1.16)
+        # and 25-67% of the runs above tau (full set 25-77%) at every u
+        assert q_lo <= v["q_over_tau"] <= q_hi, (u, v)
+        assert 0.25 <= v["runs_over_tau"] <= runs_hi, (u, v)
+        # the spec's sanity prediction of LAS's drop rate, 1 - (1-u)/(1+eps): within 0.3 points
+        # (full set 0.45, at u = 0)
+        assert abs(v["dr"] - v["dr_predicted"]) <= pick(0.003, 0.0045), (u, v)
+    # over tau on average at u = 0, 10, 20, 30, 90% (full set 0-40%): the miss of the next test
+    over = [u for u, v in t3_values().items() if v["q_over_tau"] > 1]
+    assert over == pick([90, 30, 20, 10, 0], [40, 30, 20, 10, 0]), over
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="T3 as the issue words it (LAS at or under tau on average at every u): "
-                   "over tau by 3-16% at u = 0, 10, 30, 90 (REPRODUCTION.md); the paper says 'close to tau'")
+                   "over tau by 1-16% at u = 0, 10, 20, 30, 90% (full set 0.3-16% at u = 0-40%; REPRODUCTION.md); "
+                   "the paper says 'close to tau'")
 def test_t3_las_at_or_under_the_bound_at_every_u():
     for u, v in t3_values().items():
         assert v["q_over_tau"] <= 1.0, (u, v)
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="T3 ablation: without the (1+eps) factor LAS's Q is 5-12x tau, not at "
-                   "tau as the spec's sanity note predicts: the Count-Min estimates run about 2% low on these "
-                   "streams and that drift accumulates between syncs (REPRODUCTION.md)")
+                   "tau as the spec's sanity note predicts: with no margin each run's Count-Min error shows in "
+                   "Q, most where the estimates are low (test_t3_ablation_follows_the_sketch_error, REPRODUCTION.md)")
 def test_t3_ablation_without_the_factor_sits_at_the_bound():
     for u, v in t3_values().items():
         if u >= 10:
             assert 0.85 <= v["ablation_q_over_tau"] <= 1.15, (u, v)
+
+
+@functools.lru_cache(maxsize=None)
+def sketch_errors() -> np.ndarray:
+    """Per E1 run, in e1's order: the relative error of the Count-Min estimate of the stream's mean
+    duration (one sketch of the whole stream with the run's hash functions, r = 4, c = 54)."""
+    from skewbench.shedding import las
+
+    rows, cols = las.sketch_shape(0.05, 0.1)
+    out = []
+    for i in range(MAPPINGS):
+        for j in range(SEEDS):
+            keys, cost = stream(i, j)
+            ha, hb = las.hash_params(j, rows)
+            F, W = las.sketch(keys, cost, ha, hb, cols)
+            out.append(las.estimate(F, W, keys, ha, hb).mean() / cost.mean() - 1)
+    return np.array(out)
+
+
+def test_t3_ablation_follows_the_sketch_error():
+    """Why the ablation misses: the sketch is not biased overall (2.4% low to 2.5% high per run), but
+    without the margin every run ends over tau, and the further the lower its run's estimates."""
+    err = sketch_errors()
+    r = e1(extra=(("las", (("inflation", 0.0),)),))
+    q = {u: col(r[("las{'inflation': 0.0}", u)], 0) for u in U_GRID if u >= 0}
+    corr = {u: float(np.corrcoef(err, v)[0, 1]) for u, v in q.items()}
+    under = {u: int(np.sum(v <= TAU)) for u, v in q.items()}
+    record("T3 ablation", sketch_error=(err.min(), err.max(), err.mean()), corr_error_q=corr,
+           runs_at_or_under_tau=under, min_q_over_tau={u: v.min() / TAU for u, v in q.items()})
+    lo, hi = pick((-0.0239, 0.0245), (-0.0239, 0.0456))
+    assert abs(err.min() - lo) <= 0.0005 and abs(err.max() - hi) <= 0.0005, err
+    assert abs(err.mean()) <= pick(0.0003, 0.001), err  # 0.02% on average (full set 0.09%)
+    assert max(corr.values()) <= pick(-0.85, -0.60), corr  # -0.86 to -0.98 (full set -0.60 to -0.88)
+    assert under == {u: 0 for u in q} | pick({}, {90: 2}), under  # every run over tau (full set: all but 2 at u = 90%)
 
 
 def test_t4_t16_full_knowledge_never_breaks_the_bound():
@@ -172,8 +223,10 @@ def test_t4_t16_full_knowledge_never_breaks_the_bound():
            runs_fk_drops_more_than_las=per_run, mean_drops_fk_las=means)
     assert worst_q <= 1.0 + 1e-9 and worst_prefix == 0.0
     for u, (fk, las_) in means.items():
-        if u > 0:  # overloaded: FK drops no more than LAS on average
-            assert fk <= las_, (u, fk, las_)
+        if u > 0:  # overloaded: FK drops less than LAS on average
+            assert fk < las_, (u, fk, las_)
+    # per run FK dropped more than LAS only at u = 0 and -10%: 3 and 3 runs (full set 7 and 24)
+    assert per_run == {u: 0 for u in U_GRID if u > 0} | {0: pick(3, 7), -10: pick(3, 24)}, per_run
 
 
 def test_t5_drop_ordering():
@@ -186,9 +239,17 @@ def test_t5_drop_ordering():
         rows[u] = d
     record("T5", mean_drops=rows)
     for u, d in rows.items():
-        assert abs(d["bl"] - d["sm"]) <= 0.05 * d["bl"], (u, d)            # d_BL ~ d_SM
-        assert 0.99 * min(d["bl"], d["sm"]) <= d["fk"] <= d["las"], (u, d)  # then FK (ties within 1%), then LAS
-        assert d["las"] <= 1.5 * d["bl"], (u, d)                             # "differences small"
+        assert abs(d["bl"] - d["sm"]) <= 0.009 * d["bl"], (u, d)  # d_BL ~ d_SM: within 0.9%
+        if u >= 40:  # FK ties with SM: within 0.11%
+            assert abs(d["fk"] / d["sm"] - 1) <= 0.0011, (u, d)
+        else:
+            assert d["fk"] > d["sm"], (u, d)
+        assert d["fk"] < d["las"], (u, d)
+        # LAS drops the most: at most 1.42x BL and 4.2% of the stream more (full set 1.43x, 4.35%)
+        assert d["las"] <= pick(1.425, 1.44) * d["bl"] and d["las"] - d["bl"] <= pick(0.0425, 0.044) * M, (u, d)
+    assert max(rows, key=lambda u: rows[u]["las"] / rows[u]["bl"]) == 10
+    # FK below SM at u = 60 and 50% (full set at 60%)
+    assert [u for u, d in rows.items() if d["fk"] < d["sm"]] == pick([60, 50], [60]), rows
 
 
 # --------------------------------------------------------------------------------------------
@@ -206,11 +267,17 @@ def test_t6_t7_t8_distributions():
     spread = {k: [np.ptp(col(r[a][(k, 25)], 0)) for a in ALPHAS] for k in ("bl", "sm")}
     lam = {k: [np.nanmean(col(r[a][(k, 25)], 3)) for a in ALPHAS] for k in ("sm", "las", "fk")}
     record("T6-T8", alphas=ALPHAS, q_mean=q, bl_sm_spread=spread, lambda_mean=lam)
-    # T6: Base Line and Straw-Man bad (Q > 5 tau) for every distribution
-    assert min(min(q["bl"]), min(q["sm"])) > 5 * TAU
-    # T7: LAS improves with skew (to or below tau), worst on Uniform / Zipf-0.5
+    # T6: Base Line and Straw-Man bad for every distribution: BL 119-174, SM 75-150 ms, at least
+    # 11.7x tau (full set BL 109-149, SM 67-147 ms, 10.5x)
+    (bl_lo, bl_hi), (sm_lo, sm_hi) = pick(((118, 175), (75, 150)), ((109, 149), (67, 147)))
+    assert bl_lo <= min(q["bl"]) and max(q["bl"]) <= bl_hi and sm_lo <= min(q["sm"]) and max(q["sm"]) <= sm_hi, q
+    assert min(min(q["bl"]), min(q["sm"])) >= pick(11.7, 10.5) * TAU
+    # T7: LAS improves with skew (to or below tau), worst on Uniform / Zipf-0.5, falling from 0.5 on
     worst = int(np.argmax(q["las"]))
     assert ALPHAS[worst] in (0.0, 0.5) and q["las"][-1] < q["las"][0]
+    assert np.all(np.diff(q["las"][1:]) < 0), q["las"]
+    exp = pick([10.72, 12.28, 6.81, 2.37, 1.66, 1.36, 1.17], [10.58, 10.66, 6.64, 2.55, 1.82, 1.54, 1.37])
+    assert np.allclose(q["las"], exp, atol=0.006), q["las"]
     assert all(v <= TAU for a, v in zip(ALPHAS, q["las"]) if a >= 1.5)
     # T8 is checked in test_t8_lambda_falls_with_skew (a miss is reported, not hidden)
 
@@ -300,9 +367,14 @@ def e3_summary() -> dict:
 def test_t9_phase_a():
     s = e3_summary()
     sm, las, fk = s["sm"], s["las"], s["fk"]
-    assert sm["A"]["q_last"] > sm["A"]["q_first"] and sm["A"]["dr"] <= 0.01  # SM grows, drops ~0
-    assert fk["A"]["q_last"] <= E3_TAU * 1.3 and las["A"]["q_last"] <= E3_TAU  # LAS joins FK near tau
-    assert las["A"]["dr"] >= sm["A"]["dr"] and fk["A"]["dr"] >= sm["A"]["dr"]
+    # SM grows (58 -> 150 ms; full set 65 -> 151) and drops nothing
+    assert np.allclose([sm["A"]["q_first"], sm["A"]["q_last"]], pick([58.3, 149.6], [65.3, 151.1]), rtol=0.002)
+    assert sm["A"]["dr"] == 0
+    # the end of A: LAS 12.9 ms (0.2 tau; full set 14.1), FK over tau, 80 ms = 1.25 tau (full set 67)
+    assert las["A"]["q_last"] <= pick(13.0, 14.1)
+    assert pick(1.25, 1.04) * E3_TAU <= fk["A"]["q_last"] <= pick(1.26, 1.05) * E3_TAU
+    # drops LAS 3.8%, FK 0.5% (full set 3.7%, 0.5%)
+    assert 0.035 <= las["A"]["dr"] <= 0.039 and 0.004 <= fk["A"]["dr"] <= 0.006, (las["A"], fk["A"])
 
 
 def test_t10_phase_b_drops_half():
@@ -327,25 +399,54 @@ def test_t12_phase_e_no_drops():
     r = e3()
     last = {k: per_phase(phase_values(v, "queueing_latency_mean"))["E"][:, -1] for k, v in r.items()}
     first = per_phase(phase_values(r["sm"], "queueing_latency_mean"))["E"][:, 0]
-    for k in ("sm", "las", "fk"):
-        assert s[k]["E"]["dr"] <= 0.01, (k, s[k]["E"])
+    low = last["sm"] <= pick(1.12, 2.25)
+    record("T12", sm_low_runs=int(low.sum()), runs=len(low), sm_last=[round(float(x), 2) for x in last["sm"]],
+           dr={k: s[k]["E"]["dr"] for k in s}, las_fk_last_range=(float(min(last["las"].min(), last["fk"].min())),
+                                                                  float(max(last["las"].max(), last["fk"].max()))))
+    # drops 0 (full set LAS 0.0025%, FK 0.001%)
+    assert s["sm"]["E"]["dr"] == 0 and s["las"]["E"]["dr"] <= pick(0, 3e-5) and s["fk"]["E"]["dr"] <= pick(0, 1.5e-5), s
+    # last E window 0.44-1.11 ms in every run (full set LAS and FK 0.27-2.24 ms)
     for k in ("las", "fk"):
-        assert np.all(last[k] <= E3_TAU), (k, last[k])
-    low = last["sm"] <= E3_TAU
-    assert np.all(first[~low] > 10_000), (first, last["sm"])  # the high ones carry a phase-D backlog
-    assert low.mean() >= 0.9, last["sm"]
-    record("T12", sm_low_runs=int(low.sum()), runs=len(low), sm_last=[round(float(x), 2) for x in last["sm"]])
+        assert np.all(last[k] <= pick(1.12, 2.25)), (k, last[k])
+    # SM the same but in the full set's 2 runs with a phase-D backlog: 11.8 and 13.5 s in, 1.2 and 2.7 s out
+    assert int((~low).sum()) == pick(0, 2), last["sm"]
+    np.testing.assert_allclose(np.sort(first[~low]), pick([], [11849.0, 13492.0]), rtol=1e-3)
+    np.testing.assert_allclose(np.sort(last["sm"][~low]), pick([], [1185.5, 2685.4]), rtol=1e-3)
 
 
 def test_t13_phase_f_sm_diverges():
     s = e3_summary()
     assert s["sm"]["F"]["q_first"] > 2 * E3_TAU and s["las"]["F"]["q_first"] > 2 * E3_TAU
     assert s["sm"]["F"]["q_last"] > s["sm"]["F"]["q_first"]
+    # LAS within F (the miss below): back at the bound in 1 run (of 4; of 20 in the full set), mean
+    # last-window Q 23,810 ms (full set 30,151)
+    last = per_phase(phase_values(e3()["las"], "queueing_latency_mean"))["F"][:, -1]
+    assert int(np.sum(last <= E3_TAU)) == 1, last
+    assert abs(s["las"]["F"]["q_last"] / pick(23810.5, 30151.1) - 1) <= 0.001, s["las"]["F"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T13: LAS comes back toward tau within phase F in only some runs; its "
-                   "sync waits for two stable operator windows and then for the queued sync tuple "
-                   "(REPRODUCTION.md; with mu = inf it recovers in every run)")
+@functools.lru_cache(maxsize=None)
+def e3_las_mu_inf() -> np.ndarray:
+    """LAS on the E3 runs with mu = inf (the operator ships matrices every 2N executions): [run, window] Q."""
+    series = []
+    for r in range(20 if FULL else 4):
+        i = r if mapping(r)[0] != mapping(r).max() else r + 1000
+        k, w, ts = phased_stream(i, r)
+        d = operator_data(k, w, ts=ts, ref_end=PH, phase_starts=[p * PH for p in range(7)])
+        series.append(simulate_operator("las", {"warm": False, "mu": float("inf")}, d, 100, E3_TAU, r, E3_WINDOW)[1])
+    return phase_values(series, "queueing_latency_mean")
+
+
+def test_t13_las_with_mu_inf_recovers_within_f():
+    last = per_phase(e3_las_mu_inf())["F"][:, -1]
+    record("T13 mu=inf", las_last_f=[round(float(x), 1) for x in last])
+    assert np.all(last <= pick(17.2, 38.5)), last  # 10-17 ms (full set 10-38 ms)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T13: LAS back at tau within phase F in 1 run of 4 "
+                   "(1 of 20 in the full set); its sync waits for two stable operator windows and then for the "
+                   "queued sync tuple (REPRODUCTION.md; with mu = inf it recovers in every run, "
+                   "test_t13_las_with_mu_inf_recovers_within_f)")
 def test_t13_phase_f_las_recovers_within_the_phase():
     s = e3_summary()
     assert s["las"]["F"]["runs_recovered"] == 1.0 and s["las"]["F"]["q_last"] <= 2 * E3_TAU, s["las"]["F"]
@@ -382,15 +483,16 @@ def e4(tmp: str) -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def t15_values(tmp: str) -> tuple[dict, dict]:
+def t15_values(tmp: str) -> tuple[dict, dict, dict, dict]:
     r = e4(tmp)
     cl = {k: float(np.mean([row["completion_latency_mean"] for row, _, _ in v])) for k, v in r.items()}
     dr = {k: float(np.mean([row["dropped_ratio"] for row, _, _ in v])) for k, v in r.items()}
     win_dr = {k: [float(np.mean([s[w]["dropped_ratio"] for _, s, _ in v])) for w in range(len(v[0][1]))]
               for k, v in r.items()}
-    record("T15", completion_latency_mean=cl, dropped_ratio=dr, stream=r["sm"][0][2],
-           window_dr_range={k: (min(x[1:]), max(x[1:])) for k, x in win_dr.items()})
-    return cl, dr
+    win_range = {k: (min(x[1:]), max(x[1:])) for k, x in win_dr.items()}
+    stream_stats = {**r["sm"][0][2], "tuples": r["sm"][0][0]["tuples"]}
+    record("T15", completion_latency_mean=cl, dropped_ratio=dr, stream=stream_stats, window_dr_range=win_range)
+    return cl, dr, win_range, stream_stats
 
 
 @pytest.fixture(scope="module")
@@ -399,16 +501,32 @@ def tweets_dir(tmp_path_factory):
 
 
 def test_t15_tweets_straw_man(tweets_dir):
-    cl, dr = t15_values(tweets_dir)
-    assert dr["sm"] <= 0.005                                   # SM drops (about) nothing
+    cl, dr, win, st = t15_values(tweets_dir)
+    # the surrogate (the first seed's in both sets): 500,000 tuples, mean cost 9.69 ms, P(w = 1 ms)
+    # 0.361, 107 distinct costs, max 175 ms, class mention shares 0.722 / 0.140 / 0.138
+    assert st["tuples"] == 500_000 and st["max_cost"] == 175 and st["distinct_costs"] == 107, st
+    assert abs(st["mean_cost"] - 9.69) <= 0.005 and abs(st["p_cost_1"] - 0.361) <= 0.0005, st
+    shares = st["class_mention_shares"]
+    assert np.allclose([shares["other"], shares["politician"], shares["media"]], [0.722, 0.140, 0.138], atol=5e-4), st
+    assert dr["sm"] == 0                                            # SM drops nothing
     assert cl["sm"] >= 10 * cl["las"] and cl["sm"] >= 10 * cl["fk"]  # and waits at least 10x longer
+    # completion latency SM 2,714, LAS 94.0, FK 41.7 ms (full set, 3 seeds: 3,149, 95.6, 41.7)
+    exp = pick({"sm": 2713.8, "las": 93.95, "fk": 41.70}, {"sm": 3149.0, "las": 95.57, "fk": 41.70})
+    assert all(abs(cl[k] / exp[k] - 1) <= 0.001 for k in exp), cl
+    # the T15 miss below, measured: LAS 2.3x FK's latency; drops LAS 9.5%, FK 11.3% (full set 9.6%,
+    # 11.2%), per window 6.2-13.3% (full set 7.8-12.4%)
+    assert 2.2 <= cl["las"] / cl["fk"] <= 2.35, cl
+    exp = pick({"las": 0.0955, "fk": 0.1128}, {"las": 0.0964, "fk": 0.1123})
+    assert all(abs(dr[k] - exp[k]) <= 0.0005 for k in exp), dr
+    lo, hi = pick((0.0615, 0.133), (0.0780, 0.124))
+    assert lo <= min(win["las"][0], win["fk"][0]) and max(win["las"][1], win["fk"][1]) <= hi, win
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T15 on the A24 surrogate: LAS's completion latency is about 2x FK's "
-                   "(89 vs 42 ms), not 'very close'; LAS and FK drop 10-11%, just above the paper's 5-10% "
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T15 on the A24 surrogate: LAS's completion latency is 2.3x FK's "
+                   "(94.0 vs 41.7 ms), not 'very close'; drops LAS 9.5%, FK 11.3% (over the paper's 5-10%) "
                    "(REPRODUCTION.md)")
 def test_t15_tweets_las_close_to_full_knowledge(tweets_dir):
-    cl, dr = t15_values(tweets_dir)
+    cl, dr, _, _ = t15_values(tweets_dir)
     assert cl["las"] <= 1.25 * cl["fk"]
     for k in ("las", "fk"):
         assert 0.05 <= dr[k] <= 0.10, (k, dr[k])
