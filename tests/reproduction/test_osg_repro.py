@@ -166,14 +166,28 @@ class Ci:
         """"≈" for a gain: slack ``slack(target)``."""
         return self.approx(target, slack(target))
 
+    def contains(self, target: float) -> bool:
+        """``target`` lies in the interval itself (no slack)."""
+        return self.lo <= target <= self.hi
+
+    def __str__(self) -> str:
+        return f"{self.mean:.3f} [{self.lo:.3f}, {self.hi:.3f}] (n={self.n})"
+
+
+def rounds_to(x: float, value: float, step: float) -> bool:
+    """``x`` equals ``value`` as REPRODUCTION.md writes it (rounded to a multiple of ``step``)."""
+    return abs(x - value) <= step / 2 + 1e-9
+
+
+def ci_is(ci: "Ci", mean: float, lo: float, hi: float, step: float = 1e-3) -> bool:
+    """``ci`` is ``mean [lo, hi]`` as written in REPRODUCTION.md."""
+    return all(rounds_to(x, v, step) for x, v in ((ci.mean, mean), (ci.lo, lo), (ci.hi, hi)))
+
 
 def slack(effect: float) -> float:
     """Tolerance of a "≈" target whose effect (``Lambda - 1`` or a gain) is ``effect``:
     ``SLACK_REL * |effect| + SLACK_ABS``."""
     return SLACK_REL * abs(effect) + SLACK_ABS
-
-    def __str__(self) -> str:
-        return f"{self.mean:.3f} [{self.lo:.3f}, {self.hi:.3f}] (n={self.n})"
 
 
 def sign_flip_p(d) -> float:
@@ -349,13 +363,13 @@ def test_T1_greedy_tight_bound(k):
     m = k * (k - 1) + 1
     cost = np.concatenate([np.full(m - 1, w / k), [w]])
     seq = np.arange(m, dtype=np.int64)
+    ratio = {}
     for algo in ("fk", "fk-wl"):
         name, params, _ = ALGOS[algo]
         asg = registry.get("grouping", name)(k, 1, 0, **params).route(Batch(seq, seq, np.zeros(m), cost))
         makespan = float(np.max(fifo_latency(asg, np.zeros(m), cost, k)))
-        assert makespan == (2 - 1 / k) * w, algo
-    opt = max(cost.sum() / k, cost.max())
-    assert opt == w
+        assert makespan == (2 - 1 / k) * w, algo  # OPT = max(sum / k, max) = w by construction
+        ratio[algo] = makespan / w
     rng = np.random.default_rng(k)
     for _ in range(20):
         n = int(rng.integers(1, 200))
@@ -364,7 +378,7 @@ def test_T1_greedy_tight_bound(k):
         asg = registry.get("grouping", "fk")(k, 1, 0, semantics="literal").route(Batch(s, s, np.zeros(n), c))
         span = float(np.max(fifo_latency(asg, np.zeros(n), c, k)))
         assert span <= (2 - 1 / k) * max(c.sum() / k, c.max()) * (1 + 1e-12)
-    record(f"T1[k={k}]", makespan_over_w=(2 - 1 / k))
+    record(f"T1[k={k}]", makespan_over_w=ratio)
 
 
 # --------------------------------------------------------------------------------------------
@@ -446,30 +460,42 @@ def test_headline_T3_T19_osg_beats_rr(headline):
            rr_mean_ms=float(lat_rr.mean()), osg_mean_ms=float(lat["osg"].mean()),
            run_index_median=float(np.median(headline["run_index"])),
            **{f"{n}_lambda": c for n, c in ablation.items()})
-    # significance: the CI of mean Lambda excludes 1 and the paired test rejects "no difference"
+    # significance: the CI of mean Lambda excludes 1; OSG is faster on every stream, so the
+    # exact sign-flip test gives its smallest possible p, 2 / 2^20 = 1.9e-6
     assert osg.lo > 1.0, osg
-    assert p < 0.01, p
+    assert wins == HEAD_STREAMS, wins
+    assert p == pytest.approx(2.0 / 2 ** HEAD_STREAMS, rel=1e-9), p
     assert gain.lo > 0.0, gain
-    # magnitude: T19 Lambda ≈ 1.23 and T3 gain ≈ 20%
-    assert osg.approx_lambda(1.23), osg
-    assert gain.approx_gain(0.20), gain
-    # A8: the literal variant is the weaker one at P = 100%; FK stays far ahead of OSG (T6)
-    assert ablation["osg-lit"].mean < osg.mean
+    # magnitude, no slack: the intervals hold T19's Lambda 1.23 and T3's gain of 20%
+    assert osg.contains(1.23), osg
+    assert gain.contains(0.20), gain
+    assert ci_is(osg, 1.246, 1.187, 1.306) and ci_is(gain, 0.187, 0.150, 0.223), (osg, gain)
+    assert rounds_to(float(lam["osg"].min()), 0.88, 0.01) and rounds_to(float(lam["osg"].max()), 1.56, 0.01)
+    # A8: the literal variant is the weaker one at P = 100% but still above RR; FK stays far
+    # ahead of OSG (T6)
+    assert ablation["osg-lit"].mean < osg.mean and ablation["osg-lit"].lo > 1.0
     assert ablation["fk"].lo > osg.hi
+    assert ci_is(ablation["osg-lit"], 1.080, 1.030, 1.130), ablation["osg-lit"]
+    assert ci_is(ablation["fk"], 2.549, 2.269, 2.830), ablation["fk"]
 
 
-def test_direct_harness_matches_engine(headline):
-    """The direct harness used by the sweeps gives the engine's numbers (first 3 streams)."""
+def test_direct_harness_matches_engine(headline, data_root):
+    """The direct harness used by the sweeps gives the engine's numbers for every algorithm of
+    :data:`ALGOS` (first 3 streams; FK-osg is not in the headline, so it is replayed here)."""
+    fk_osg = grid(["fk"], [K], [1], list(HEAD_SEEDS), {"fk": {"variant": ["osg"], "semantics": ["wl"]}})
     for i in range(3):
         seq, key, cost = stream_arrays(1.0, i)
         _, rr, _, _ = run_direct("rr", seq, key, cost, K, 100.0)
         assert rr.mean() == pytest.approx(headline["lat_rr"][i], rel=1e-9)
-        for name in ("osg", "osg-lit"):
-            for j, h in enumerate(HEAD_SEEDS):
+        engine = {name: headline["lat"][name][i] for name in ("osg", "osg-lit", "fk", "fk-wl")}
+        res = replay(_dataset(data_root, 1.0, i), fk_osg, ReplayConfig(provisioning=100.0))
+        engine["fk-osg"] = [r["latency_mean"] for r in res.summary]
+        for name, want in engine.items():
+            seeds = HEAD_SEEDS if ALGOS[name][2] else HEAD_SEEDS[:1]
+            assert len(want) == len(seeds), name
+            for j, h in enumerate(seeds):
                 _, lat, _, _ = run_direct(name, seq, key, cost, K, 100.0, h)
-                assert lat.mean() == pytest.approx(headline["lat"][name][i, j], rel=1e-9)
-        _, lat, _, _ = run_direct("fk", seq, key, cost, K, 100.0)
-        assert lat.mean() == pytest.approx(headline["lat"]["fk"][i, 0], rel=1e-9)
+                assert lat.mean() == pytest.approx(want[j], rel=1e-9), (name, i, h)
 
 
 @pytest.mark.parametrize("P", [100.0, 110.0])
@@ -477,9 +503,11 @@ def test_headline_T14_identical_costs_fk_equals_rr_exactly(data_root, P):
     """T14 / spec 7.9: with identical costs FK (lowest-index ties) is round robin bit for bit,
     so Lambda = 1 exactly (engine, 3 streams)."""
     cells = grid(["fk"], [K], [1], [0], {"fk": {"semantics": ["literal", "wl"]}})
+    got = {}
     for i in range(3):
         res = replay(_dataset(data_root, 1.0, i, cost=COST_ONE), cells, ReplayConfig(provisioning=P))
         for row in res.summary:
+            got.setdefault(f"{_label(row)}_lambda", []).append(row["speedup_vs_rr"])
             assert row["speedup_vs_rr"] == 1.0, (_label(row), row["speedup_vs_rr"])
             assert row["latency_mean"] == row["latency_mean_rr"]
             assert row["worker_tuples"] == [M // K] * K
@@ -487,14 +515,19 @@ def test_headline_T14_identical_costs_fk_equals_rr_exactly(data_root, P):
         for algo in ("fk", "fk-wl"):
             asg, _, _, _ = run_direct(algo, seq, key, cost, K, P)
             assert np.array_equal(asg, seq % K), algo
-    record(f"T14 FK [P={P:g}]", streams=3, fk_lambda=1.0, fk_wl_lambda=1.0, exact=True)
+    record(f"T14 FK [P={P:g}]", streams=3, **got)
 
 
 def _identical_cost_osg(data_root, P):
+    return _identical_cost_osg_cached(str(data_root), P)
+
+
+@functools.lru_cache(maxsize=None)
+def _identical_cost_osg_cached(root: str, P: float):
     cells = grid(["osg"], [K], [1], [0, 1], {"osg": {"variant": ["wl", "literal"]}})
     out = {"osg": [], "osg-lit": []}
     for i in range(3):
-        res = replay(_dataset(data_root, 1.0, i, cost=COST_ONE), cells, ReplayConfig(provisioning=P))
+        res = replay(_dataset(Path(root), 1.0, i, cost=COST_ONE), cells, ReplayConfig(provisioning=P))
         for row in res.summary:
             out[_label(row)].append(row["speedup_vs_rr"])
     return {k: np.array(v) for k, v in out.items()}
@@ -508,6 +541,39 @@ def test_T14_identical_costs_osg_within_1pct_at_P110(data_root):
            osg_lit=[float(lam["osg-lit"].min()), float(lam["osg-lit"].max())])
     for name, v in lam.items():
         assert np.all(np.abs(v - 1.0) < 0.01), (name, v)
+    assert np.all(np.abs(lam["osg"] - 0.9994) < 5e-5), lam["osg"]
+    assert rounds_to(lam["osg-lit"].min(), 0.9986, 1e-4) and rounds_to(lam["osg-lit"].max(), 0.9987, 1e-4)
+
+
+def test_T14_identical_costs_osg_at_P100_measured(data_root):
+    """T14 at P = 100%, what we measure (the miss below): with the paper's resync restart (A15)
+    OSG-WL and FK-osg give Lambda 0.624 on every run; every instance ships at exactly 2N
+    executions and SEND_ALL is entered before tuple 10,244.  With ``resync_start=continue`` OSG-WL
+    assigns ``seq mod k`` tuple for tuple and equals RR exactly, at P = 100% and 110%."""
+    lam = _identical_cost_osg(data_root, 100.0)
+    fk_osg, sa_index = [], set()
+    for i in range(3):
+        seq, key, cost = stream_arrays(1.0, i, M, COST_ONE)
+        rr = {P: run_direct("rr", seq, key, cost, K, P)[1] for P in (100.0, 110.0)}
+        for h in (0, 1):
+            _, _, _, strat = run_direct("osg", seq, key, cost, K, 100.0, h)
+            st = strat.debug_state()
+            assert np.all(st["ship_executed"][:K] == 2 * 1024)  # every instance ships at 2N
+            assert sorted(st["ship_op"][:K]) == list(range(K))
+            sa_index.add(strat.summary()["send_all_index"])
+            _, lat_fko, _, _ = run_direct("fk-osg", seq, key, cost, K, 100.0, h)
+            fk_osg.append(float(rr[100.0].sum() / lat_fko.sum()))
+            for P in (100.0, 110.0):
+                asg, lat_c, _, strat_c = run_direct("osg", seq, key, cost, K, P, h, resync_start="continue")
+                assert strat_c.summary()["run_index"] > 0  # the protocol did leave round robin
+                assert np.array_equal(asg, seq % K) and np.array_equal(lat_c, rr[P]), (i, h, P)
+    record("T14 OSG [P=100] measured", osg=lam["osg"], osg_lit=lam["osg-lit"], fk_osg=fk_osg,
+           send_all_index=sorted(sa_index))
+    assert np.all(np.abs(lam["osg"] - 0.624) < 1e-3), lam["osg"]
+    assert np.all(np.abs(np.array(fk_osg) - 0.624) < 1e-3), fk_osg
+    lit = lam["osg-lit"]
+    assert rounds_to(float(lit.min()), 0.54, 0.01) and rounds_to(float(lit.max()), 0.66, 0.01), lit
+    assert sa_index == {10_244} and 10_244 % K == 4
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
@@ -572,20 +638,39 @@ def _dist_table():
     "Z0.5",
 ])
 def test_T2_low_skew_gain_about_4pct(label):
-    """T2: under Uniform and Zipf-0.5 OSG beats RR by only ≈4% on average."""
+    """T2: under Uniform and Zipf-0.5 OSG beats RR by only ≈4% on average: the gain interval
+    holds 4% (no slack).  At Zipf-0.5 it holds 0 as well, so the row is inconclusive."""
     sw = dist_sweep(dict(DISTS)[label])
     gain, lam = sw.gain("osg"), sw.ci("osg")
     record(f"T2 [{label}]", streams=40, seeds=3, gain=gain, lambda_osg=lam,
            gain_osg_lit=sw.gain("osg-lit"), lambda_fk_osg=sw.ci("fk-osg"))
-    assert gain.approx_gain(0.04), (label, gain)
+    assert gain.contains(0.04), (label, gain)
+    assert gain.contains(0.0), (label, gain)
+    assert ci_is(gain, 0.009, -0.027, 0.044) and rounds_to(lam.mean, 1.022, 1e-3), (gain, lam)
+
+
+@pytest.mark.slow
+def test_T2_uniform_osg_about_rr():
+    """T2 Uniform, what we measure (the miss above): OSG is no better and no worse than RR (both
+    intervals hold the no-effect value), while FK-osg with exact estimates is far ahead."""
+    sw = dist_sweep(0.0)
+    gain, lam, fko, lit = sw.gain("osg"), sw.ci("osg"), sw.ci("fk-osg"), sw.gain("osg-lit")
+    assert gain.lo < 0.0 < gain.hi and lam.lo < 1.0 < lam.hi, (gain, lam)
+    assert ci_is(gain, -0.018, -0.050, 0.014) and ci_is(lam, 0.992, 0.958, 1.027), (gain, lam)
+    assert rounds_to(fko.mean, 1.68, 0.01) and fko.lo > lam.hi, fko
+    assert rounds_to(lit.mean, -0.15, 0.01), lit
 
 
 @pytest.mark.slow
 def test_T3_zipf1_gain_about_20pct_fig4_grid():
     """T3 on the Fig. 4 grid: 40 streams (the headline's 20 and 20 more) x 3 seeds, direct harness."""
     sw = dist_sweep(1.0)
-    record("T3 (Fig. 4 grid)", gain=sw.gain("osg"), lambda_osg=sw.ci("osg"))
-    assert sw.gain("osg").approx_gain(0.20)
+    gain, lam = sw.gain("osg"), sw.ci("osg")
+    record("T3 (Fig. 4 grid)", gain=gain, lambda_osg=lam)
+    # approx: the Lambda interval holds 1.23, the gain interval stops just short of 20%
+    assert lam.contains(1.23), lam
+    assert 0.19 <= gain.hi < 0.20, gain
+    assert ci_is(gain, 0.173, 0.146, 0.199) and ci_is(lam, 1.223, 1.181, 1.264), (gain, lam)
 
 
 @pytest.mark.slow
@@ -601,6 +686,19 @@ def test_T4_zipf15_osg_max_about_rr_min():
     record("T4", osg_max_L=mx, rr_min_L=mn, rr_max_L=float(sw.lat_rr.max()), streams_osg_better=wins,
            lambda_osg=sw.ci("osg"))
     assert mx <= 1.10 * mn, (mx, mn)  # "almost smaller": within 10%
+
+
+@pytest.mark.slow
+def test_T4_zipf15_measured():
+    """T4, what we measure (the miss above): paired per stream OSG beats RR on all 40 streams
+    (Lambda 1.35 [1.28, 1.42]), while OSG's worst run (148 ms) is far above RR's best stream
+    (67 ms; RR ranges 67-170 ms)."""
+    sw = dist_sweep(1.5)
+    wins = int(np.sum(sw.lat["osg"].mean(axis=1) < sw.lat_rr))
+    assert wins == 40, wins
+    assert ci_is(sw.ci("osg"), 1.35, 1.28, 1.42, 0.01), sw.ci("osg")
+    assert rounds_to(float(sw.lat["osg"].max()), 148, 1) and rounds_to(float(sw.lat_rr.min()), 67, 1)
+    assert rounds_to(float(sw.lat_rr.max()), 170, 1)
 
 
 @pytest.mark.slow
@@ -644,10 +742,14 @@ def test_T6_ordering_and_skew_trend():
         assert tab[label]["L_fk"] < tab[label]["L_osg"], label
     for label in labels[2:]:
         assert tab[label]["L_osg"] < tab[label]["L_rr"], label
+    # Uniform is the exception (xfail below): OSG 138.7 ms against RR 136.2 ms
+    assert rounds_to(tab["U"]["L_osg"], 138.7, 0.1) and rounds_to(tab["U"]["L_rr"], 136.2, 0.1), tab["U"]
+    ends = {"rr": (136, 67), "osg": (139, 36), "fk": (57, 28)}  # ms, Uniform -> Zipf-3.0
     for algo in ("rr", "osg", "fk"):
         L = np.array([tab[label][f"L_{algo}"] for label in labels])
         # improves with skew: Spearman rank correlation between skew and L is strongly negative
         assert spearman(-np.arange(len(L)), L) >= 0.85, (algo, L)
+        assert rounds_to(L[0], ends[algo][0], 1) and rounds_to(L[-1], ends[algo][1], 1), (algo, L)
         # Uniform and Zipf-0.5 are the worst cases: per stream (same stream seeds for every
         # distribution), neither is significantly better than any Zipf >= 1.0
         per = {label: (dist_sweep(alpha).lat_rr if algo == "rr" else
@@ -700,13 +802,18 @@ def _p_curve(algo: str) -> np.ndarray:
 
 @pytest.mark.slow
 def test_T8_undersized_small_speedup_fk_same_as_osg():
-    """T8: P = 95..98%: Lambda_OSG small (<= 1.05) and FK gives the same speed-up (within 0.05)."""
+    """T8: P = 95..98%: Lambda_OSG small (<= 1.05) and FK gives the same speed-up (within 0.05);
+    measured OSG 1.0002-1.0007, FK 1.005-1.026 and FK-osg within 1e-4 of OSG."""
     got = {}
     for P in (95.0, 96.0, 97.0, 98.0):
         sw = p_sweep(P)
         got[P] = (sw.mean("osg"), sw.mean("fk"), sw.mean("fk-osg"))
         assert got[P][0] <= 1.05 and abs(got[P][1] - got[P][0]) <= 0.05, (P, got[P])
+        assert abs(got[P][2] - got[P][0]) <= 1e-4, (P, got[P])
     record("T8", **{f"P{P:g}": {"osg": v[0], "fk": v[1], "fk_osg": v[2]} for P, v in got.items()})
+    osg, fk = [v[0] for v in got.values()], [v[1] for v in got.values()]
+    assert rounds_to(min(osg), 1.0002, 1e-4) and rounds_to(max(osg), 1.0007, 1e-4), osg
+    assert rounds_to(min(fk), 1.005, 1e-3) and rounds_to(max(fk), 1.026, 1e-3), fk
 
 
 @pytest.mark.slow
@@ -720,6 +827,17 @@ def test_T9_osg_at_least_114(P):
     assert ci.hi >= 1.14, ci
     if P <= 107.0:
         assert ci.mean >= 1.14, ci
+    else:  # inconclusive: the mean is below 1.14, the interval reaches it
+        assert ci.mean < 1.14 <= ci.hi and ci_is(ci, 1.130, 1.108, 1.152), ci
+
+
+@pytest.mark.slow
+def test_T10_measured_peak_at_101():
+    """T10, what we measure (the miss below): Lambda_OSG 1.168 [1.138, 1.198] at P = 105%; the
+    curve peaks at P = 101% (1.248)."""
+    curve = _p_curve("osg")
+    assert P_GRID[int(np.argmax(curve))] == 101.0 and rounds_to(float(curve.max()), 1.248, 1e-3), curve
+    assert ci_is(p_sweep(105.0).ci("osg"), 1.168, 1.138, 1.198), p_sweep(105.0).ci("osg")
 
 
 @pytest.mark.slow
@@ -743,6 +861,8 @@ def test_T11_P115_osg_106_fk_157():
            lambda_fk_osg=sw.ci("fk-osg"), lambda_osg_lit=sw.ci("osg-lit"))
     assert sw.ci("osg").approx_lambda(1.06), sw.ci("osg")
     assert sw.ci("fk").approx_lambda(1.57), sw.ci("fk")
+    assert ci_is(sw.ci("osg"), 1.056, 1.040, 1.071) and ci_is(sw.ci("fk"), 1.558, 1.512, 1.604), sw.ci("fk")
+    assert rounds_to(sw.mean("fk-wl"), 1.589, 1e-3) and rounds_to(sw.mean("fk-osg"), 1.433, 1e-3)
 
 
 @pytest.mark.slow
@@ -756,7 +876,11 @@ def test_T12_fk_peak_36_at_101():
     # measured 3.83 [3.68, 3.98]: above the paper's 3.6 by 6%, its interval excludes 3.6
     # (REPRODUCTION.md: approximate); the peak's position matches
     assert 3.6 < sw.ci("fk").mean < 3.6 * 1.10, sw.ci("fk")
+    assert sw.ci("fk").lo > 3.6 and ci_is(sw.ci("fk"), 3.83, 3.68, 3.98, 0.01), sw.ci("fk")
     assert peak == 101.0, peak
+    # FK falls to 2.53 at 100% and 1.56 at 115%; at 101% FK-WL 3.85, FK-osg 2.62 (A9)
+    assert rounds_to(curve[P_GRID.index(100.0)], 2.53, 0.01) and rounds_to(curve[-1], 1.56, 0.01), curve
+    assert rounds_to(sw.mean("fk-wl"), 3.85, 0.01) and rounds_to(sw.mean("fk-osg"), 2.62, 0.01)
 
 
 @pytest.mark.slow
@@ -774,7 +898,22 @@ def test_T13_throughput_vs_provisioning():
     record("T13", rr_throughput=dict(zip(P_GRID, t.round(1))))
     over = t[np.array(P_GRID) >= 100]
     assert np.all(np.diff(over) < 0)
-    assert t[np.array(P_GRID) < 100].min() >= over.max() * 0.999
+    assert t[np.array(P_GRID) < 100].min() >= over.max()
+    assert rounds_to(t[:5].min(), 1537.0, 0.1) and rounds_to(t[:5].max(), 1537.6, 0.1), t
+    assert rounds_to(over[0], 1535.6, 0.1) and rounds_to(t[-1], 1342.9, 0.1), t
+
+
+@pytest.mark.slow
+def test_A9_fk_wl_within_3_percent_of_literal_fk_on_sweeps():
+    """A9: FK-WL within 3% of literal FK in mean completion time, per stream, on every sweep that
+    runs both (the 7 distributions of Fig. 4 and the 21 loads of Fig. 6)."""
+    ratio = {**{f"dist {label}": dist_sweep(alpha) for label, alpha in DISTS},
+             **{f"P={P:g}": p_sweep(P) for P in P_GRID}}
+    ratio = {n: sw.lat["fk-wl"][:, 0] / sw.lat["fk"][:, 0] for n, sw in ratio.items()}
+    lo, hi = min(float(r.min()) for r in ratio.values()), max(float(r.max()) for r in ratio.values())
+    record("A9 FK-WL vs FK (sweeps)", ratio_min=lo, ratio_max=hi)
+    for n, r in ratio.items():
+        assert np.all(np.abs(r - 1) <= 0.03), (n, r)
 
 
 @pytest.mark.slow
@@ -788,6 +927,10 @@ def test_A8_literal_osg_below_rr_when_over_provisioned():
     record("A8 literal vs WL", **{f"P{P:g}": {"literal": v[0], "wl": v[1]} for P, v in got.items()})
     for P in (105.0, 110.0, 115.0):
         assert got[P][0].hi < 1.0 < got[P][1].lo, (P, got[P])
+    # at P = 100% the literal variant is still above RR: 1.076 [1.040, 1.112]
+    assert got[100.0][0].lo > 1.0 and ci_is(got[100.0][0], 1.076, 1.040, 1.112), got[100.0]
+    for P, lit, wl in ((105.0, 0.785, 1.168), (110.0, 0.824, 1.107), (115.0, 0.837, 1.056)):
+        assert rounds_to(got[P][0].mean, lit, 1e-3) and rounds_to(got[P][1].mean, wl, 1e-3), (P, got[P])
 
 
 # --------------------------------------------------------------------------------------------
@@ -885,18 +1028,33 @@ def test_T17_mean_and_spread_fall_then_flat():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "T17 (gain): OSG does not beat RR by ≈19% at every n(w): gain 7.6% [3.6%, 11.8%] at "
-    "n(w) = 2 and 4.7% [1.0%, 8.2%] at 4 (20 streams x 2 seeds); 13.6-17.7% (within tolerance) "
-    "from n(w) = 8 on.  FK-osg also dips at n(w) = 2 (Lambda 1.33 vs 1.52 at 64), so part of the "
-    "loss is the protocol, part estimation; not isolated further."))
-def test_T17_gain_about_19pct_at_every_nw():
+def test_T17_gain_about_19pct_from_nw8():
+    """T17 (gain) from n(w) = 8 on: ≈19% with the "≈" rule (the gain interval widened by
+    slack(0.19) = 0.048 holds 0.19); measured 13.6-17.6%."""
     gains = {nw: nw_sweep(nw).gain("osg") for nw in NW}
     record("T17 gain", **{str(k): v for k, v in gains.items()},
            lambda_fk_osg={str(nw): round(nw_sweep(nw).mean("fk-osg"), 3) for nw in NW},
            lambda_osg={str(nw): round(nw_sweep(nw).mean("osg"), 3) for nw in NW})
-    for nw, g in gains.items():
-        assert g.approx_gain(0.19), (nw, g)
+    for nw in NW[2:]:
+        assert gains[nw].approx_gain(0.19), (nw, gains[nw])
+    means = [gains[nw].mean for nw in NW[2:]]
+    assert rounds_to(min(means), 0.136, 1e-3) and rounds_to(max(means), 0.176, 1e-3), means
+    # FK-osg dips at n(w) = 2 as well: Lambda 1.33 against 1.52 at n(w) = 64
+    fko = {nw: nw_sweep(nw).mean("fk-osg") for nw in (2, 64)}
+    assert rounds_to(fko[2], 1.33, 0.01) and rounds_to(fko[64], 1.52, 0.01), fko
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("nw", [2, 4])
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "T17 (gain): OSG does not beat RR by ≈19% at n(w) = 2 and 4: gain 7.6% [3.6%, 11.8%] at "
+    "n(w) = 2 and 4.7% [1.0%, 8.2%] at 4 (20 streams x 2 seeds), below even with the slack of "
+    "0.048; 13.6-17.6% from n(w) = 8 on (test above).  FK-osg also dips at n(w) = 2 (Lambda 1.33 "
+    "vs 1.52 at 64), so part of the loss is the protocol, part estimation; not isolated further."))
+def test_T17_gain_about_19pct_at_small_nw(nw):
+    g = nw_sweep(nw).gain("osg")
+    record(f"T17 gain [n(w)={nw}]", gain=g)
+    assert g.approx_gain(0.19), (nw, g)
 
 
 # --------------------------------------------------------------------------------------------
@@ -924,6 +1082,15 @@ def test_T18_T21_osg_speedup_vs_k(k, target):
            lambda_fk_osg=sw.ci("fk-osg"),
            run_index_median=float(np.median([s["run_index"] for s in sw.stats["osg"]])))
     assert sw.ci("osg").approx_lambda(target), sw.ci("osg")
+
+
+@pytest.mark.slow
+def test_T19_measured_peak_at_k3():
+    """T19, what we measure (the miss below): the OSG curve over k peaks at k = 3 (1.312);
+    k = 4 gives 1.234."""
+    curve = np.array([k_sweep(k).mean("osg") for k in KS])
+    assert KS[int(np.argmax(curve))] == 3 and rounds_to(float(curve.max()), 1.312, 1e-3), curve
+    assert rounds_to(curve[KS.index(4)], 1.234, 1e-3), curve
 
 
 @pytest.mark.slow
@@ -964,21 +1131,52 @@ def eps_sweep(eps: float) -> Sweep:
     return sweep(algos=("osg",), extra=(("eps", eps),))
 
 
+T23_DECADES = ((1.0, 0.1), (0.1, 0.01), (0.01, 0.001))
+_T23_WHY = ("  Between c = 27 and 271 the stability check takes longer (RUN at tuple ~36k for "
+            "eps = 0.01 vs ~16k for 0.1), which eats the better estimates at P = 100%.")
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "T23 (trend): a 10x cut in eps does not raise mean Lambda_OSG by ≈25% each time: Lambda "
-    "1.089 (eps 1.0, c = 1) -> 1.182 (0.1, c = 27) -> 1.130 (0.01, c = 271) -> 1.490 (0.001, "
-    "c = 2718); per-stream ratios 1.10 [1.03, 1.17], 0.96 [0.91, 1.01], 1.33 [1.24, 1.41] (only "
-    "the last decade matches).  Between c = 27 and 271 the stability check takes longer (RUN at "
-    "tuple ~36k for eps = 0.01 vs ~16k for 0.1), which eats the better estimates at P = 100%."))
-def test_T23_each_decade_raises_lambda_25pct():
+def test_T23_measured():
+    """T23, what we measure (the misses below): Lambda 1.089 (eps 1.0, c = 1) -> 1.182 (0.1) ->
+    1.130 (0.01) -> 1.490 (0.001); only the last decade raises it by ≈25%.  The minimum over the
+    40 runs is below 1 for 15 of the 18 values eps <= 0.09 (lowest 0.746 at 0.08), above 1 only
+    for eps <= 0.003.  RUN comes at ≈36k tuples for eps = 0.01 against ≈16k for 0.1."""
     lam = {e: eps_sweep(e).lam["osg"].mean(axis=1) for e in (1.0, 0.1, 0.01, 0.001)}
-    ratios = {f"{a}->{b}": Ci.of(lam[b] / lam[a]) for a, b in ((1.0, 0.1), (0.1, 0.01), (0.01, 0.001))}
+    ratios = {f"{a}->{b}": Ci.of(lam[b] / lam[a]) for a, b in T23_DECADES}
+    run = {e: float(np.median([s["run_index"] for s in eps_sweep(e).stats["osg"]]))
+           for e in (1.0, 0.1, 0.05, 0.01, 0.001)}
+    mins = {e: float(eps_sweep(e).lam["osg"].min()) for e in EPS if e <= 0.09}
     record("T23 trend", curve={e: round(eps_sweep(e).mean("osg"), 3) for e in EPS}, ratios=ratios,
-           run_index_median={e: float(np.median([s["run_index"] for s in eps_sweep(e).stats["osg"]]))
-                             for e in (1.0, 0.1, 0.05, 0.01, 0.001)})
-    for name, r in ratios.items():
-        assert r.approx_lambda(1.25), (name, r)
+           run_index_median=run)
+    record("T23 minimum", min_lambda=mins)
+    for e, v in ((1.0, 1.089), (0.1, 1.182), (0.01, 1.130), (0.001, 1.490)):
+        assert rounds_to(eps_sweep(e).mean("osg"), v, 1e-3), (e, eps_sweep(e).mean("osg"))
+    want = ((1.10, 1.03, 1.17), (0.96, 0.91, 1.01), (1.33, 1.24, 1.41))
+    for (name, r), (mean, lo, hi) in zip(ratios.items(), want):
+        assert ci_is(r, mean, lo, hi, 0.01), (name, r)
+    assert rounds_to(run[0.01], 36_000, 1000) and rounds_to(run[0.1], 16_000, 1000), run
+    assert len(mins) == 18 and sum(v < 1.0 for v in mins.values()) == 15, mins
+    assert {e for e, v in mins.items() if v > 1.0} == {0.003, 0.002, 0.001}, mins
+    assert min(mins, key=mins.get) == 0.08 and rounds_to(mins[0.08], 0.746, 1e-3), mins
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("a, b", [
+    pytest.param(1.0, 0.1, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+        "T23 (trend): eps 1.0 -> 0.1 (c = 1 -> 27) raises mean Lambda_OSG 1.089 -> 1.182, a "
+        "per-stream ratio of 1.10 [1.03, 1.17] (20 streams x 2 seeds), not ≈1.25 (slack 0.06)."))),
+    pytest.param(0.1, 0.01, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+        "T23 (trend): eps 0.1 -> 0.01 (c = 27 -> 271) gives Lambda_OSG 1.182 -> 1.130, a ratio of "
+        "0.96 [0.91, 1.01] (20 streams x 2 seeds), not ≈1.25." + _T23_WHY))),
+    (0.01, 0.001),
+])
+def test_T23_each_decade_raises_lambda_25pct(a, b):
+    """T23 (trend): each 10x cut in eps raises mean Lambda_OSG by ≈25% (per-stream ratio, "≈"
+    rule); only the last decade (ratio 1.33 [1.24, 1.41]) does."""
+    r = Ci.of(eps_sweep(b).lam["osg"].mean(axis=1) / eps_sweep(a).lam["osg"].mean(axis=1))
+    record(f"T23 trend [{a}->{b}]", ratio=r)
+    assert r.approx_lambda(1.25), (a, b, r)
 
 
 @pytest.mark.slow
@@ -989,7 +1187,6 @@ def test_T23_each_decade_raises_lambda_25pct():
     "be slower than RR (the headline's minimum is 0.88)."))
 def test_T23_min_above_1_for_eps_le_009():
     mins = {e: float(eps_sweep(e).lam["osg"].min()) for e in EPS if e <= 0.09}
-    record("T23 minimum", min_lambda=mins)
     for e, v in mins.items():
         assert v > 1.0, (e, v)
 
@@ -1055,9 +1252,9 @@ def _post_switch_sketches(run) -> int:
 
 @pytest.mark.slow
 def test_T24_identical_to_rr_until_send_all_then_better(ts_root):
-    """T24: OSG and RR are identical until the scheduler leaves round robin; afterwards OSG has a
-    lower mean and a lower maximum (spread) in (almost) every 2,000-tuple window; RR rises over
-    each half (spec 7.18)."""
+    """T24: OSG and RR are identical until the scheduler leaves round robin (bit for bit until
+    SEND_ALL); in every 2,000-tuple window starting at least one window after RUN, OSG has a lower
+    mean and a lower maximum (spread); Lambda 3.0-4.0; RR rises over each half (spec 7.18)."""
     rec = {}
     for i, run in enumerate(_ts_engine(ts_root)):
         osg, rr = run["series"]["osg"], run["series"]["sg"]
@@ -1074,7 +1271,8 @@ def test_T24_identical_to_rr_until_send_all_then_better(ts_root):
         rec[f"stream{i}"] = {"send_all": sa, "run": ri, "windows_osg_lower_mean": better_mean,
                              "windows_osg_lower_max": better_max,
                              "lambda": run["summary"]["osg"]["speedup_vs_rr"]}
-        assert better_mean >= 0.95 and better_max >= 0.9, rec[f"stream{i}"]
+        assert better_mean == 1.0 and better_max == 1.0, rec[f"stream{i}"]
+        assert 3.0 <= rec[f"stream{i}"]["lambda"] <= 4.0, rec[f"stream{i}"]
         for lo, hi in ((0, half), (half, len(rr_mean))):
             seg = rr_mean[lo:hi]
             assert np.polyfit(np.arange(len(seg)), seg, 1)[0] > 0 and seg[-5:].mean() > seg[:5].mean()
@@ -1113,25 +1311,27 @@ def test_T24_post_switch_sketches_about_84912(ts_root):
 @pytest.mark.slow
 def test_T24_sensitivity_mu_010(ts_root):
     """A4 sensitivity, NOT the paper's setting (mu = 0.10 instead of 0.05, said so): the RUN switch
-    lands within 15% of 10,690 and the post-switch sketches within N k of 84,912."""
+    lands within 10% of 10,690 (the tolerance of the miss above) and the post-switch sketches
+    within N k of 84,912."""
     runs = _ts_engine(ts_root, 0.10)
     ri = [run["stats"]["run_index"] for run in runs]
     got = [_post_switch_sketches(run) for run in runs]
     record("T24 sensitivity mu=0.10", run_index=ri, post_switch_sketches_at=got,
            lambda_vs_rr=[run["summary"]["osg"]["speedup_vs_rr"] for run in runs])
     for v in ri:
-        assert abs(v - 10_690) <= 0.15 * 10_690, v
+        assert abs(v - 10_690) <= 0.10 * 10_690, v
     for v in got:
         assert abs(v - 84_912) <= K * 1024, v
 
 
 @pytest.mark.slow
 def test_T24_degrades_after_switch_then_recovers_and_adapts(ts_root):
-    """T24 / spec 7.18: OSG degrades right after 75,000 (a post-switch window at least 20% above
-    the last pre-switch windows); once the post-switch sketches are in it adapts (instance 0,
-    now x0.90, gets more tuples than instance 4, now x1.10, in at least 90% of the later
-    windows) and recovers (the last 10 windows average at most 90% of the post-switch peak)."""
-    rec = {}
+    """T24 / spec 7.18: after the switch at 75,000 OSG degrades (its window mean climbs to a peak
+    1.4-5.9x the last pre-switch windows, reached only after the post-switch sketches are in);
+    once they are in it adapts (instance 0, now x0.90, gets more tuples than instance 4, now
+    x1.10, in every later window) and recovers partially (the last 10 windows average 0.53-0.81
+    of the peak, still above the pre-switch level on two of the three streams)."""
+    rec, ratios, above = {}, [], []
     for i, run in enumerate(_ts_engine(ts_root)):
         mean = np.array([w["latency_mean"] for w in run["series"]["osg"]])
         sw = TS_SWITCH // TS_WIN
@@ -1147,10 +1347,20 @@ def test_T24_degrades_after_switch_then_recovers_and_adapts(ts_root):
         rec[f"stream{i}"] = {"pre_switch_ms": before, "post_switch_peak_ms": peak,
                              "peak_window_start": peak_i * TS_WIN, "post_switch_sketches_at": new,
                              "last10_ms": end, "windows_inst0_gets_more": adapt}
-        assert peak >= 1.2 * before, rec[f"stream{i}"]
-        assert adapt >= 0.9, rec[f"stream{i}"]
-        assert end <= 0.9 * peak, rec[f"stream{i}"]
+        assert TS_SWITCH < new <= peak_i * TS_WIN, rec[f"stream{i}"]
+        assert adapt == 1.0, rec[f"stream{i}"]
+        assert end < peak, rec[f"stream{i}"]
+        ratios.append((peak / before, end / peak))
+        above.append(bool(end > before))
     record("T24 switch", **rec)
+    up, down = zip(*ratios)
+    assert rounds_to(min(up), 1.4, 0.1) and rounds_to(max(up), 5.9, 0.1), up
+    assert rounds_to(min(down), 0.53, 0.01) and rounds_to(max(down), 0.81, 0.01), down
+    assert [rec[f"stream{i}"]["peak_window_start"] for i in range(TS_STREAMS)] == [106_000, 116_000, 94_000]
+    assert above == [True, False, True], above
+    # stream 0: 3.9 s at the end against 0.8 s before the switch
+    s0 = rec["stream0"]
+    assert rounds_to(s0["last10_ms"], 3900, 100) and rounds_to(s0["pre_switch_ms"], 800, 100), s0
 
 
 # --------------------------------------------------------------------------------------------
