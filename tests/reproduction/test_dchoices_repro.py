@@ -275,6 +275,9 @@ def test_5_2_p1_larger_key_spaces():
         assert p1_exact(z, 100_000) <= p1_exact(z, 10_000) and p1_exact(z, 1_000_000) <= p1_exact(z, 100_000)
     for z, v in hi.items():
         assert len({round(x, 2) for x in v}) == 1, (z, v)
+    assert {z: round(v[0], 2) for z, v in hi.items()} == {1.6: 0.44, 1.7: 0.49, 1.8: 0.53, 1.9: 0.57, 2.0: 0.61}
+    assert [round(100 * x, 2) for x in hi[1.6]] == [43.88, 43.78, 43.76]
+    assert round(spread_pct[1.6], 2) == 0.12 and max(spread_pct.values()) == spread_pct[1.6]
 
 
 def test_5_2_pkg_breakdown_table():
@@ -303,9 +306,7 @@ def test_5_2_head_size_table_r5():
     report("5.2 head size", ours={f"n={n}, theta={t}": v for (n, t), v in ours.items()},
            max_over_z_theta_1_5n=full)
     assert ours == HEAD_SIZE
-    for n in (50, 100):
-        assert full[n] <= 5 * n
-        assert full[n] <= 60  # "a few tens"
+    assert full == {50: 27, 100: 51}  # "a few tens", <= 5n
 
 
 def test_5_2_oracle_d_table_r6():
@@ -317,13 +318,12 @@ def test_5_2_oracle_d_table_r6():
     report("5.2 oracle d", ours=ours, authors_variant=authors)
     assert ours == ORACLE_D
     # R6 on the full 0.1 grid
-    for n in (50, 100):
-        assert all(oracle_d(pmf(K, z), n) < n for z in ZS), n
+    assert [max(oracle_d(pmf(K, z), n) for z in ZS) for n in (50, 100)] == [49, 95]
     assert ours[5][-1] == "W" and ours[10][-1] == "W" and ours[20][-1] == "W"
     # the authors' variant (parenthetical under the table)
     num = lambda c, n: 0 if c == "-" else (n if c == "W" else c)  # noqa: E731
     diffs = [num(a, n) - num(o, n) for n in NS for a, o in zip(authors[n], ours[n])]
-    assert min(diffs) >= 0 and max(diffs) <= 6
+    assert min(diffs) == 0 and max(diffs) == 5
     assert authors[20][ORACLE_ZS.index(1.2)] == 11 and authors[100][-1] == 97
     assert all(c == "W" for z, c in zip(ORACLE_ZS, authors[10]) if z >= 1.3)
     assert all(c == "W" for z, c in zip(ORACLE_ZS, authors[20]) if z >= 1.7)
@@ -382,6 +382,14 @@ def test_5_2_memory_ratios_exact_counts():
     assert g(50, 0.1, "wc_share_sg") == pytest.approx(2 / 50, abs=0.0005)
     assert g(50, 1.9, "wc_share_sg") == pytest.approx(0.20, abs=0.005)
     assert g(50, 2.0, "wc_share_sg") == pytest.approx(0.20, abs=0.005)
+    # our values as REPRODUCTION.md prints them (three digits)
+    assert [sig(g(100, z, "wc_vs_pkg"), 3) for z in (1.0, 1.1, 1.6, 2.0)] == [0.25, 0.25, 0.143, 0.262]
+    assert [sig(g(100, z, "dc_vs_pkg"), 3) for z in (1.2, 1.6, 2.0)] == [0.0552, 0.086, 0.248]
+    assert sig(max(g(100, z, "dc_vs_pkg") for z in ZS if z <= 1.0), 2) == 0.026
+    assert sig(max(g(100, z, "wc_share_sg") for z in ZS), 3) == 0.165
+    assert [sig(g(50, z, "wc_vs_pkg"), 3) for z in (1.1, 2.0)] == [0.0648, 0.0905]
+    assert [sig(max(g(50, z, "dc_vs_pkg") for z in ZS if z <= 1.6), 3), sig(g(50, 2.0, "dc_vs_pkg"), 3)] == [0.0263, 0.0886]
+    assert [sig(g(50, z, "wc_share_sg"), 3) for z in (1.9, 2.0)] == [0.204, 0.203]
 
 
 # --------------------------------------------------------------------------------------------
@@ -423,9 +431,8 @@ def test_r4_real_dataset_bounds_and_surrogate_exponents():
     assert max(n for n in range(1, 100) if 2 / n >= wp) == 21
     assert bound(tw, 100) == pytest.approx(0.0034, abs=5e-5) and first_positive["TW"] == 75
     assert bound(ct, 100) == pytest.approx(0.0064, abs=5e-5 + 1e-12) and first_positive["CT"] == 61
-    assert abs(em_check) < 1e-12
-    for k, printed in (("WP", 1.055), ("TW", 0.921), ("CT", 0.719)):
-        assert zs[k] == pytest.approx(printed, abs=0.0015), k
+    assert abs(em_check) <= 2.3e-16
+    assert {k: round(v, 4) for k, v in zs.items()} == {"WP": 1.0552, "TW": 0.9208, "CT": 0.7193}
 
 
 def test_r17_source_state_is_identical_for_dc_wc_rr():
@@ -506,8 +513,8 @@ def test_headline_engine_and_direct_routing_agree(headline):
 def test_headline_kg_and_pkg_lower_bounds(headline):
     """Headline (spec 7.3/7.13): KG >= p^1 - 1/n and PKG >= p^1/2 - 1/n for every hash seed,
     p^1 the stream's empirical top-key share.  Margins against the exact p1 are reported (the
-    sample's p^1 may be below p1 by sampling noise; spec 7.13 allows it).  For n >= 50 PKG sits
-    on its bound (within 5% relative, spec 7.13 / pilot 5.3)."""
+    sample's p^1 may be below p1 by sampling noise; spec 7.13 allows it) and checked to the
+    precision REPRODUCTION.md prints.  For n >= 50 PKG sits on its bound (within 0.2%)."""
     imb, ph, p1 = headline["imb"], headline["p1_hat"], headline["p1"]
     out = {}
     for n in HEAD_NS:
@@ -527,7 +534,16 @@ def test_headline_kg_and_pkg_lower_bounds(headline):
             assert imb[("kg", n, s)] >= ph - 1 / n - 1e-12, (n, s)
             assert imb[("pkg", n, s)] >= ph / 2 - 1 / n - 1e-12, (n, s)
             if n >= 50:
-                assert imb[("pkg", n, s)] <= 1.05 * (ph / 2 - 1 / n), (n, s)
+                assert imb[("pkg", n, s)] <= 1.002 * (ph / 2 - 1 / n), (n, s)
+    assert ph == 0.32791 and round(p1, 5) == 0.32865
+    assert round((p1 - ph) / math.sqrt(p1 * (1 - p1) / M), 1) == 1.6  # sigmas below p1
+    margins = {n: (min(imb[("kg", n, s)] for s in SEEDS) - (ph - 1 / n),
+                   min(imb[("pkg", n, s)] for s in SEEDS) - (ph / 2 - 1 / n)) for n in HEAD_NS}
+    assert {n: (sig(a, 2), sig(b, 2)) for n, (a, b) in margins.items()} == {
+        10: (0.022, 1.5e-3), 50: (1.9e-3, 3.8e-5), 100: (6.9e-4, 3e-6)}
+    exact = {n: (a - (p1 - ph), b - (p1 - ph) / 2) for n, (a, b) in margins.items()}
+    assert exact[10][0] > 0 and exact[10][1] > 0 and exact[50][0] > 0
+    assert (sig(exact[100][0], 2), sig(exact[50][1], 2), sig(exact[100][1], 2)) == (-5.1e-5, -3.3e-4, -3.7e-4)
 
 
 def test_headline_wc_below_1e_3(headline):
@@ -538,12 +554,14 @@ def test_headline_wc_below_1e_3(headline):
     for n in HEAD_NS:
         for s in SEEDS:
             assert imb[("wc", n, s)] < 1e-3, (n, s)
+    assert round(max(worst.values()) * M) == 4  # worst 4e-6 (four messages)
 
 
 def test_headline_dc_median_below_1e_3(headline):
     """Headline / R3-style: D-C median imbalance < 1e-3 over 10 seeds at every n (engine);
     seeds above 1e-3 and above s*eps = 5e-4 are counted and reported (spec 1.3: D-C's worst
-    case approaches s*eps)."""
+    case approaches s*eps).  The bad seeds at n = 50 are explained by the distinct workers among
+    key 1's d = 22 hashed candidates: I >= p^1/b - 1/n."""
     imb, rows = headline["imb"], headline["rows"]
     out = {}
     for n in HEAD_NS:
@@ -553,10 +571,21 @@ def test_headline_dc_median_below_1e_3(headline):
                   "above_5e-4": sum(x > 5e-4 for x in v), "values": [sig(x, 2) for x in v],
                   "d_final": sorted(set(round(x, 1) for x in d)),
                   "oracle_d": oracle_d(pmf(K, HEAD_Z), n)}
-    report("headline D-C", seeds=len(SEEDS), per_n=out)
+    ph, top = headline["p1_hat"], headline["top_key"]
+    b = {s: len({hash_choice_py(top, int(h), 50) for h in hash_seeds(s, 22)}) for s in SEEDS}
+    report("headline D-C", seeds=len(SEEDS), per_n=out, distinct_workers_key1_n50=b)
     for n in HEAD_NS:
         assert all(headline["src"][("dc", n, s)] == "engine" for s in SEEDS)
         assert out[n]["median"] < 1e-3, n
+    assert [round(median(imb[("dc", n, s)] for s in SEEDS) * M, 1) for n in HEAD_NS] == [4.0, 99.5, 201.5]
+    assert [out[n]["above_1e-3"] for n in HEAD_NS] == [1, 3, 2]
+    assert [out[n]["above_5e-4"] for n in HEAD_NS] == [1, 4, 3] and sig(out[50]["max"], 2) == 4.6e-3
+    assert out[50]["d_final"] == [22.0]
+    worst3 = sorted(SEEDS, key=lambda s: imb[("dc", 50, s)])[-3:]
+    assert [b[s] for s in worst3] == [16, 14, 14], b
+    assert all(imb[("dc", 50, s)] >= ph / b[s] - 1 / 50 for s in SEEDS)
+    assert round(ph / 14 - 1 / 50, 4) == 0.0034 and round(ph * 50, 1) == 16.4
+    assert round(50 * (1 - (1 - 1 / 50) ** 22), 1) == 17.9
 
 
 def test_headline_pkg_fails_at_50(headline):
@@ -564,6 +593,7 @@ def test_headline_pkg_fails_at_50(headline):
     v = [headline["imb"][("pkg", 50, s)] for s in SEEDS]
     report("headline PKG n=50", min=min(v), max=max(v))
     assert min(v) > 0.1
+    assert (sig(min(v), 4), sig(max(v), 4)) == (0.144, 0.1442)
 
 
 # --------------------------------------------------------------------------------------------
@@ -572,8 +602,7 @@ def test_headline_pkg_fails_at_50(headline):
 
 def test_r12_small_ordering(headline):
     """R12 / spec 7.13 (Q): mean over seeds, W-C <= D-C <= PKG <= KG at z = 1.4 (headline,
-    10 seeds) and z = 2.0 (5 seeds), n in {10, 50, 100}.  W-C <= D-C is allowed a noise slack of
-    s/m (both sit at the floor when D-C falls back to W-C)."""
+    10 seeds) and z = 2.0 (5 seeds), n in {10, 50, 100}."""
     means = {}
     for n in HEAD_NS:
         means[(1.4, n)] = {st: mean(headline["imb"][(st, n, s)] for s in SEEDS) for st in ("wc", "dc", "pkg", "kg")}
@@ -583,7 +612,7 @@ def test_r12_small_ordering(headline):
                            for st in ("wc", "dc", "pkg", "kg")}
     report("R12 small ordering", means={f"z={z},n={n}": {k: sig(v) for k, v in m.items()} for (z, n), m in means.items()})
     for key, m in means.items():
-        assert m["wc"] <= m["dc"] + NOISE, key
+        assert m["wc"] <= m["dc"], key
         assert m["dc"] <= m["pkg"], key
         assert m["pkg"] <= m["kg"], key
 
@@ -634,6 +663,12 @@ def test_r10_head_tail_per_worker(zipf_dataset):
     # RR: head split evenly (per-source round robin: within a few messages), total off the line
     assert spread(head_a22["rr"]) <= 1e-3
     assert rows["rr"]["imbalance"] >= 1e-3
+    # the values REPRODUCTION.md prints
+    assert cand == [1, 3] and [round(x, 4) for x in load["pkg"]] == [0.1696, 0.3076, 0.1696, 0.3076, 0.0455]
+    assert rows["wc"]["imbalance"] == 0 and all(c == m // n for c in rows["wc"]["worker_tuples"])
+    assert [round(x, 4) for x in head_a22["rr"]] == [0.1731] * n and sig(spread(head_a22["rr"]), 1) == 2e-4
+    assert (round(load["rr"].min(), 4), round(load["rr"].max(), 4)) == (0.1852, 0.2037)
+    assert sig(rows["rr"]["imbalance"], 2) == 3.7e-3 and sig(spread(head_eng["rr"]), 2) == 1.4e-3
     assert rows["rr"]["imbalance"] >= 100 * max(rows["wc"]["imbalance"], NOISE / S)
 
 
@@ -649,18 +684,21 @@ THETAS = {"2/n": 2.0, "1/n": 1.0, "1/(2n)": 0.5, "1/(4n)": 0.25, "1/(8n)": 0.125
 FLOOR = 5e-5  # "at the noise floor" at m = 1e6 (10 messages per source)
 
 
-def order_of_magnitude_match(ours: float, pilot: float) -> bool:
-    """Spec 5.3 is indicative: a match is within a factor 10, or both at the noise floor."""
-    if ours <= FLOOR and pilot <= FLOOR:
-        return True
+def within_10x(ours: float, pilot: float) -> bool:
     return ours > 0 and abs(math.log10(ours / pilot)) <= 1.0
+
+
+def order_of_magnitude_match(ours: float, pilot: float) -> bool:
+    """Spec 5.3 is indicative: a match is within a factor 10 (no noise floor); a value of 0
+    matches only a pilot value of at most one message (1/M)."""
+    return within_10x(ours, pilot) or (min(ours, pilot) == 0 and abs(ours - pilot) <= 1 / M + 1e-12)
 
 
 def test_r9_threshold_small():
     """R9 (Q) small version at m = 1e6, 5 hash seeds (medians): W-C ideal for every
     theta <= 1/n; lowering theta lowers imbalance; raising z raises RR's; RR at or above W-C,
     far above it at z = 2.0.  Medians compared with the pilot threshold table (order of
-    magnitude)."""
+    magnitude, no noise floor)."""
     res = {}
     for (z, n) in PILOT_THRESHOLD:
         keys = zipf_keys(z)
@@ -685,6 +723,12 @@ def test_r9_threshold_small():
     for label in ("2/n", "1/n", "1/(2n)", "1/(8n)"):
         assert res[(2.0, 50, label, "rr")] > res[(1.0, 50, label, "rr")]
     assert all(pilot_ok.values()), [k for k, v in pilot_ok.items() if not v]
+    # 23/24 within 10x; the 24th is W-C 0 vs the pilot's 1e-6 (one message)
+    not10 = [(z, n, lab, st) for (z, n), row in PILOT_THRESHOLD.items() for lab, pv in row.items()
+             for i, st in enumerate(("wc", "rr")) if not within_10x(res[(z, n, lab, st)], pv[i])]
+    assert not10 == [(2.0, 5, "1/(8n)", "wc")] and res[not10[0]] == 0, not10
+    assert [sig(res[(2.0, 50, lab, st)], 2) for st in ("wc", "rr") for lab in ("2/n", "1/n", "1/(2n)", "1/(8n)")] == [
+        3.8e-5, 2e-6, 2e-6, 1e-6, 1.5e-2, 6.1e-3, 3.0e-3, 5.6e-4]
 
 
 # ============================================================================================
@@ -736,6 +780,8 @@ def test_a9_refresh_1_equals_1000():
     report("A9 refresh", values={f"n={n},seed={s}": [sig(x) for x in v] for (n, s), v in out.items()})
     for (n, s), (i1, i1000, d1, d1000) in out.items():
         assert (i1, d1) == (i1000, d1000), (n, s)
+    assert (sig(min(v[0] for v in out.values()), 1), sig(max(v[0] for v in out.values()), 3)) == (6e-6, 1.03e-3)
+    assert {n: {round(v[2], 1) for (nn, _), v in out.items() if nn == n} for n in (50, 100)} == {50: {22.0}, 100: {42.6}}
 
 
 @pytest.mark.slow
@@ -749,15 +795,13 @@ def test_r5_r8_memory_sampled_counts():
     counts = {z: np.bincount(zipf_keys(z, K, 10_000_000, STREAM_SEED), minlength=K) for z in ZS}
     mem = memory_curves(lambda z: counts[z])
     g = lambda n, z, k: mem[(n, z)][k]  # noqa: E731
-    head_exact = {n: {z: int(np.sum(pmf(K, z) >= 1 / (5 * n))) for z in ZS} for n in (50, 100)}
     report("R5-R8 sampled (m=1e7)", **{
         f"n{n}_{k}": {str(z): sig(g(n, z, k), 3) for z in ZS}
         for n in (50, 100) for k in ("wc_vs_pkg", "dc_vs_pkg", "wc_share_sg", "dc_share_sg", "head")},
         max_wc_vs_pkg={n: sig(max(g(n, z, "wc_vs_pkg") for z in ZS)) for n in (50, 100)},
         max_share_sg={n: sig(max(max(g(n, z, "wc_share_sg"), g(n, z, "dc_share_sg")) for z in ZS)) for n in (50, 100)})
     # R5
-    for n in (50, 100):
-        assert max(g(n, z, "head") for z in ZS) <= min(5 * n, 60)
+    assert [max(g(n, z, "head") for z in ZS) for n in (50, 100)] == [27, 51]
     # R7
     assert 0.20 <= max(g(100, z, "wc_vs_pkg") for z in ZS) <= 0.30
     assert max(max(g(n, z, "wc_vs_pkg"), g(n, z, "dc_vs_pkg")) for n in (50, 100) for z in ZS) <= 0.30
@@ -766,13 +810,21 @@ def test_r5_r8_memory_sampled_counts():
         assert all(g(n, z, "dc_vs_pkg") <= g(n, z, "wc_vs_pkg") + 1e-12 for z in ZS)
         assert g(n, 2.0, "dc_vs_pkg") >= 0.85 * g(n, 2.0, "wc_vs_pkg")
     assert all(g(100, z, "dc_vs_pkg") <= 0.5 * g(100, z, "wc_vs_pkg") for z in (0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4))
+    # the bump, on the same sampled counts (exact counts tie the head at z = 1.0 and 1.1)
     bump_mem = max((z for z in ZS if z <= 1.6), key=lambda z: g(100, z, "wc_vs_pkg"))
-    bump_head = max((z for z in ZS if z <= 1.6), key=lambda z: head_exact[100][z])
-    assert abs(bump_mem - bump_head) <= 0.2
+    bump_head = max((z for z in ZS if z <= 1.6), key=lambda z: g(100, z, "head"))
+    assert bump_mem == bump_head == 1.1
     assert g(100, 2.0, "wc_vs_pkg") == pytest.approx(0.28, abs=0.01)  # 5.2: "0.28 with sampled counts"
+    # the values REPRODUCTION.md prints
+    assert (sig(g(100, 2.0, "wc_vs_pkg"), 3), sig(g(100, 1.1, "wc_vs_pkg"), 3)) == (0.277, 0.25)
+    assert max(ZS, key=lambda z: g(100, z, "wc_vs_pkg")) == 2.0
+    assert sig(max(g(100, z, "dc_vs_pkg") for z in ZS), 3) == 0.263
+    assert [sig(max(g(50, z, k) for z in ZS), 2) for k in ("wc_vs_pkg", "dc_vs_pkg")] == [0.096, 0.094]
+    assert [round(g(n, 2.0, "dc_vs_pkg") / g(n, 2.0, "wc_vs_pkg"), 2) for n in (100, 50)] == [0.95, 0.98]
     # R8
-    for n in (50, 100):
-        assert max(max(g(n, z, "wc_share_sg"), g(n, z, "dc_share_sg")) for z in ZS) <= 0.21
+    share = {n: {z: max(g(n, z, "wc_share_sg"), g(n, z, "dc_share_sg")) for z in ZS} for n in (50, 100)}
+    assert sig(max(share[50].values()), 3) == 0.194 and max(ZS, key=share[50].get) == 1.9
+    assert sig(max(share[100].values()), 3) == 0.158
     assert all(g(100, z, k) <= g(50, z, k) for z in ZS for k in ("wc_share_sg", "dc_share_sg"))
 
 
@@ -783,7 +835,8 @@ def test_r9_threshold_grid():
     lowering theta lowers (never raises beyond noise) imbalance; raising z raises RR's; RR shows
     a larger gradient (many more cells above 1e-4 than W-C) and, at larger n, is visibly
     imbalanced (> 1e-4) already at modest skew (onset z at theta = 2/n non-increasing in n,
-    <= 1.0 at n = 100)."""
+    <= 1.0 at n = 100).  The counts and values REPRODUCTION.md prints are asserted exactly; W-C's
+    hash dependence at theta = 2/n (z = 2.0, n = 50) is checked on 10 seeds."""
     zs = [round(0.2 * i, 1) for i in range(1, 11)]
     res = {}
     for z in zs:
@@ -801,8 +854,18 @@ def test_r9_threshold_grid():
     report("R9 grid", wc_worst_theta_le_1_over_n=wc_ideal_worst, lowering_theta_violations=lowering_viol,
            cells_above_1em4=visible, rr_onset_z_above_1em4=onset,
            values={f"z={z},n={n},{lab},{st}": sig(v, 2) for (z, n, lab, st), v in res.items()})
-    assert wc_ideal_worst <= FLOOR
+    wc10 = sorted(route_imbalance("wc", zipf_keys(2.0), 50, s, theta=2 / 50) for s in SEEDS)
+    report("R9 grid W-C z=2.0 n=50 theta=2/n", seeds=len(SEEDS), values=[sig(v, 2) for v in wc10])
+    assert wc_ideal_worst <= FLOOR and round(wc_ideal_worst * M) == 12  # 1.2e-5
     assert not lowering_viol
+    # strictly higher after lowering theta: 3 cells, each by one message
+    raised = [(z, n, st) for z in zs for n in NS for st in ("wc", "rr")
+              if res[(z, n, "1/(8n)", st)] > res[(z, n, "2/n", st)]]
+    assert raised == [(0.8, 10, "wc"), (0.8, 10, "rr"), (0.8, 20, "rr")], raised
+    assert all(round((res[c[:2] + ("1/(8n)", c[2])] - res[c[:2] + ("2/n", c[2])]) * M) == 1 for c in raised)
+    assert visible == {"wc": {5: 1, 10: 0, 20: 1, 50: 2, 100: 0}, "rr": {5: 21, 10: 20, 20: 20, 50: 20, 100: 21}}
+    assert sum(1 for k, v in res.items() if k[3] == "wc" and k[2] == "2/n" and v > 1e-4) == 4
+    assert [sig(v, 2) for v in wc10[-2:]] == [8.9e-4, 4.2e-3] and 36 <= round(wc10[0] * M) <= round(wc10[-3] * M) <= 42
     for n in NS:
         for label in THETAS:
             assert res[(2.0, n, label, "rr")] >= res[(0.2, n, label, "rr")], (n, label)
@@ -812,7 +875,7 @@ def test_r9_threshold_grid():
     assert sum(visible["rr"].values()) >= 5 * max(1, sum(visible["wc"].values()))
     # "more evident at larger scales, where RR is imbalanced already at modest skew" (theta = 2/n)
     on = [onset["2/n"][n] for n in NS]
-    assert all(b <= a for a, b in zip(on, on[1:])), on
+    assert on == [1.4, 1.2, 1.2, 1.0, 1.0], on
     assert onset["2/n"][100] <= 1.0 and onset["1/n"][100] <= onset["1/n"][5]
 
 
@@ -839,7 +902,7 @@ def test_r11_min_d_vs_dc_d():
     Min-d per A15: smallest FIXED-d d* with I(d*) <= I_WC + tau, tau = s*eps = 5e-4 (1e-4 and
     1e-5 reported for n <= 50), same stream and hash seed; 5 seeds per setting; m = 1e6.
     Assertion ("very close, slightly above"): for the median over seeds, Min-d <= d_DC <=
-    Min-d + max(3, n/10)."""
+    Min-d + 0.6; the per-seed values REPRODUCTION.md prints; FIXED-d's drop at z = 1.4, n = 50."""
     settings = [(1.2, 50), (1.4, 50), (1.8, 50), (2.0, 20), (1.4, 100)]
     seeds = [0, 1, 2, 3, 4]
     out = {}
@@ -864,7 +927,17 @@ def test_r11_min_d_vs_dc_d():
     for (z, n), v in out.items():
         d_med, md_med = median(v["d_dc"]), median(v["min_d_5e-4"])
         assert md_med <= d_med + 0.5, (z, n, d_med, md_med)
-        assert d_med <= md_med + max(3, n / 10), (z, n, d_med, md_med)
+        assert 0 <= d_med - md_med <= 0.6 + 1e-9, (z, n, d_med, md_med)
+    printed = {(1.2, 50): (13, [14, 13, 14, 12, 11]), (1.4, 50): (22, [22, 21, 22, 28, 23]),
+               (1.8, 50): (40, [35, 35, 40, 40, 42]), (2.0, 20): (20, [20] * 5), (1.4, 100): (42.6, [40, 39, 45, 45, 42])}
+    for c, (d, md) in printed.items():
+        assert round(median(out[c]["d_dc"]), 1) == d and out[c]["min_d_5e-4"] == md, c
+    assert max(m - d for v in out.values() for m, d in zip(v["min_d_5e-4"], v["d_dc"])) == 6
+    # FIXED-d at z = 1.4, n = 50: (last d* with I >= 5e-4, first d* with I <= I_WC + 1e-5) per seed
+    v = out[(1.4, 50)]
+    drops = [(max(d for d, i in c.items() if i >= 5e-4), lo) for c, lo in zip(v["curves"], v["min_d_1e-5"])]
+    assert drops == [(21, 23), (20, 21), (21, 24), (27, 28), (22, 23)], drops
+    assert all(6e-4 <= c[hi] < 1e-3 and c[lo] <= 1.1e-5 for c, (hi, lo) in zip(v["curves"], drops))
 
 
 R12_ZS = [0.4, 0.8, 1.2, 1.6, 2.0]
@@ -894,13 +967,14 @@ def r12_grid():
 
 @pytest.mark.slow
 def test_r12_grid(r12_grid):
-    """R12 (Q), Fig. 10: difficulty (PKG) grows with z and n; W-C lowest everywhere and flat
-    (<= 5e-5); D-C and RR far below PKG (>= 10x) at high z (1.6, 2.0) and large n (50, 100) and
-    similar to each other there (within two orders of magnitude).  The |K| claim is the xfail
-    test below."""
+    """R12 (Q), Fig. 10: difficulty (PKG) grows with z and n (dips only where both values are
+    below 1e-5); W-C lowest in every cell but one (z = 0.4, n = 100, |K| = 1e4, a third of a
+    message above RR) and flat (max 5.7e-6); D-C and RR far below PKG (>= 10x) at high z (1.6,
+    2.0) and large n (50, 100) and similar to each other there (within two orders of magnitude).
+    The |K| claim is the xfail test below; its measured ratios are asserted here."""
     res, k_ratio = r12_grid
     wc_not_lowest = [(kk, z, n) for kk in R12_KS for z in R12_ZS for n in NS
-                     if res[(kk, z, n, "wc")] > min(res[(kk, z, n, st)] for st in ("pkg", "dc", "rr")) + NOISE]
+                     if res[(kk, z, n, "wc")] > min(res[(kk, z, n, st)] for st in ("pkg", "dc", "rr")) + 1e-12]
     hi = [(kk, z, n) for kk in R12_KS for z in (1.6, 2.0) for n in (50, 100)]
     dc_rr = {str(c): (sig(res[c + ("dc",)], 2), sig(res[c + ("rr",)], 2), sig(res[c + ("pkg",)], 2)) for c in hi}
     report("R12 grid", means={f"K={kk},z={z},n={n},{st}": sig(v, 2) for (kk, z, n, st), v in res.items()},
@@ -909,12 +983,22 @@ def test_r12_grid(r12_grid):
     for kk in R12_KS:
         for n in NS:
             pk = [res[(kk, z, n, "pkg")] for z in R12_ZS]
-            assert all(b >= a - NOISE for a, b in zip(pk, pk[1:])), (kk, n, pk)
+            assert all(b >= a or b < a < 1e-5 for a, b in zip(pk, pk[1:])), (kk, n, pk)
         for z in R12_ZS:
             pk = [res[(kk, z, n, "pkg")] for n in NS]
-            assert all(b >= a - NOISE for a, b in zip(pk, pk[1:])), (kk, z, pk)
-    assert not wc_not_lowest
-    assert max(res[k] for k in res if k[3] == "wc") <= FLOOR
+            assert all(b >= a or b < a < 1e-5 for a, b in zip(pk, pk[1:])), (kk, z, pk)
+    assert wc_not_lowest == [(10_000, 0.4, 100)], wc_not_lowest
+    c = (10_000, 0.4, 100)
+    assert (sig(res[c + ("wc",)], 2), sig(res[c + ("rr",)], 2)) == (5.3e-6, 5e-6)
+    assert sig(max(res[k] for k in res if k[3] == "wc"), 2) == 5.7e-6
+    span = lambda st: (sig(min(res[c + (st,)] for c in hi), 2), sig(max(res[c + (st,)] for c in hi), 2))  # noqa: E731
+    assert (span("dc"), span("rr"), span("pkg")) == ((2.7e-5, 9.7e-4), (1.9e-4, 1.4e-3), (0.2, 0.29))
+    # |K| ratios (the xfail below): largest per scheme, and PKG where p1 differs
+    top = {st: max((v, c) for c, v in k_ratio.items() if c[2] == st) for st in ("pkg", "dc", "rr")}
+    assert {st: (sig(v, 2), c[:2]) for st, (v, c) in top.items()} == {
+        "pkg": (16.0, (1.2, 5)), "dc": (84.0, (0.8, 100)), "rr": (210.0, (1.6, 5))}, top
+    assert sig(k_ratio[(0.8, 100, "pkg")], 2) == 6.6
+    assert [round(100 * p1_exact(0.8, kk), 2) for kk in R12_KS] == [3.69, 2.19]
     for c in hi:
         pkg, dc, rr = res[c + ("pkg",)], res[c + ("dc",)], res[c + ("rr",)]
         assert dc <= pkg / 10 and rr <= pkg / 10, c
@@ -925,7 +1009,8 @@ def test_r12_grid(r12_grid):
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "R12 '|K| (1e4 vs 1e5) makes no visible difference' (checked: mean imbalance within 2x "
     "wherever one of the two exceeds 1e-4): PKG at z=0.8, n=100 is 8.6e-3 (|K|=1e4) vs 1.3e-3 "
-    "(1e5) because p1 itself drops from 6.37% to 2.3% (the spec's own 5.2 note); D-C and RR near "
+    "(1e5) because p1 itself drops from 3.69% to 2.19% (the spec's own 5.2 note); PKG and D-C at "
+    "z=1.2, n=5 differ 16x (1.8e-4 vs 1.1e-5, below PKG's break-down); D-C and RR near "
     "structural thresholds differ by up to ~200x between the two streams (e.g. RR z=1.6, n=5: "
     "1.6e-3 vs 7.7e-6; D-C z=0.8, n=100: 8.1e-4 vs 9.7e-6), hash- and sample-dependent."))
 def test_r12_key_space_no_visible_difference(r12_grid):
@@ -1027,6 +1112,13 @@ def test_r2_r3_r4_wp_surrogate(surrogates):
     for n in (50, 100):
         for s in (0, 1, 2):
             assert sur["imb"][("WP", n, "pkg", s)] >= ph / 2 - 1 / n - 1e-12
+    # the values REPRODUCTION.md prints; PKG sits on its bound at n = 100 (within 0.5%)
+    assert [sig(pkg[n], 2) for n in (5, 10, 20)] + [sig(pkg[n], 3) for n in (50, 100)] == [
+        2.5e-6, 2.8e-6, 3.0e-3, 0.0275, 0.0369]
+    assert [sig(ph / 2 - 1 / n, 3) for n in (50, 100)] == [0.0267, 0.0367]
+    assert pkg[100] <= 1.005 * (ph / 2 - 1 / 100)
+    assert sig(worst["dc"][100], 2) == 9.3e-4 and max(worst["dc"].values()) == worst["dc"][100]
+    assert max(worst["wc"].values()) <= 2.5e-6 + 1e-12
 
 
 @pytest.mark.slow
@@ -1051,12 +1143,13 @@ def r13_tables(sur):
 def test_r13_surrogates_imbalance_vs_scale(surrogates):
     """R13 (Q + T), Fig. 11 on the WP/TW/CT surrogates (3 seeds, means of the final imbalance;
     the time-averaged imbalance is reported too).  Asserted: all schemes similar (all < 1e-3)
-    at n = 5; W-C <= D-C (noise slack); D-C around or below s*eps = 5e-4 (<= 1e-3 asserted, runs
-    above 5e-4 counted); PKG worse than D-C and W-C at n = 20, 50, 100 on WP and, past PKG's
+    at n = 5; W-C <= D-C; D-C around or below s*eps = 5e-4 (means <= 3.6e-4, one run of 60
+    above 5e-4); PKG worse than D-C and W-C at n = 20, 50, 100 on WP and, past PKG's
     break-down (p^1 > 2/n), at n = 100 on TW and CT-stable (by >= 10x); CT (both variants)
     harder than TW for every scheme and than WP for W-C (geometric mean over n).  The parts that
     fail (PKG vs D-C at n = 20, 50 on TW/CT and on the spec's CT recipe at n = 100; CT vs WP for
-    PKG and D-C) are the xfail tests below."""
+    PKG and D-C) are the xfail tests below; their measured values are asserted here.  On the
+    spec's CT recipe D-C ends with d = 2 (n >= 10) and PKG's final imbalance (14 of 15 runs)."""
     sur = surrogates
     means, gm = r13_tables(sur)
     above = sum(1 for k, v in sur["imb"].items() if k[2] == "dc" and v > 5e-4)
@@ -1070,8 +1163,23 @@ def test_r13_surrogates_imbalance_vs_scale(surrogates):
     for nm in SURR:
         assert all(means[(nm, 5, st)] < 1e-3 for st in ("pkg", "dc", "wc")), nm
         for n in NS:
-            assert means[(nm, n, "wc")] <= means[(nm, n, "dc")] + NOISE, (nm, n)
+            assert means[(nm, n, "wc")] <= means[(nm, n, "dc")], (nm, n)
             assert means[(nm, n, "dc")] <= 1e-3, (nm, n)
+    assert sig(max(v for k, v in means.items() if k[2] == "dc"), 2) == 3.6e-4 and above == 1
+    pr = lambda nm, n: (sig(means[(nm, n, "pkg")], 2), sig(means[(nm, n, "dc")], 2))  # noqa: E731
+    assert (pr("WP", 20), pr("TW", 100), pr("CT-stable", 100)) == ((3.0e-3, 4.2e-6), (3.5e-3, 8.5e-6), (6.3e-3, 1.5e-5))
+    assert pr("TW", 20) == (2.3e-6, 2.3e-6) and pr("CT", 100) == (3.5e-4, 3.5e-4)
+    assert {k: sig(gm[k], 2) for k in (("CT", "pkg"), ("CT-stable", "pkg"), ("WP", "pkg"), ("CT-stable", "dc"),
+                                         ("WP", "dc"))} == {("CT", "pkg"): 1.5e-5, ("CT-stable", "pkg"): 2.5e-5,
+                                                            ("WP", "pkg"): 4.7e-4, ("CT-stable", "dc"): 7.5e-6,
+                                                            ("WP", "dc"): 1.1e-5}
+    # spec CT recipe: keys look heavy only early on (d = n at the first refresh); D-C ends with
+    # d = 2 for n >= 10 (at n = 5 the early d = 5 is kept, with an empty head) and with PKG's
+    # final imbalance in every run but one
+    assert all(sur["d"][("CT", n, s)] == 2 for n in NS if n >= 10 for s in (0, 1, 2))
+    differ = [(n, s) for n in NS for s in (0, 1, 2) if sur["imb"][("CT", n, "dc", s)] != sur["imb"][("CT", n, "pkg", s)]]
+    assert differ == [(100, 2)], differ
+    assert [sig(sur["imb"][("CT", 100, st, 2)], 3) for st in ("dc", "pkg")] == [3.2e-4, 3.22e-4]
     for nm, ns in (("WP", (20, 50, 100)), ("TW", (100,)), ("CT-stable", (100,))):
         for n in ns:
             assert means[(nm, n, "pkg")] > 10 * means[(nm, n, "dc")], (nm, n)
@@ -1088,8 +1196,8 @@ def test_r13_surrogates_imbalance_vs_scale(surrogates):
     "the TW and CT surrogates p1 (2.67%, 3.29%; 0.8% overall for the spec's CT recipe) is below "
     "2/n for n <= 50, PKG sits at the noise floor (2e-6..2.2e-5) and D-C computes d = 2, i.e. "
     "routes like PKG (identical imbalance: TW n=20 2.3e-6 both, CT-stable n=50 1.3e-5 both); on "
-    "the spec's CT recipe the rotating hot key never looks heavy to the cumulative sketches, so "
-    "d = 2 at n = 100 too (PKG 3.5e-4, D-C 3.5e-4)."))
+    "the spec's CT recipe the rotating hot key looks heavy to the cumulative sketches only in the "
+    "first messages, so the final d = 2 at n = 100 too (PKG 3.5e-4, D-C 3.5e-4)."))
 def test_r13_pkg_worse_everywhere_at_scale(surrogates):
     means, _ = r13_tables(surrogates)
     bad = {f"{nm},n={n}": (sig(means[(nm, n, "pkg")], 2), sig(means[(nm, n, "dc")], 2))
@@ -1116,9 +1224,10 @@ def test_r13_ct_harder_than_wp_for_pkg_and_dc(surrogates):
 @pytest.mark.slow
 def test_r14_surrogates_over_time(surrogates):
     """R14 (Q), Fig. 12 (cumulative imbalance at 100 message-count checkpoints, seed 0): PKG's
-    imbalance at n = 100 on WP is roughly stable (last 80% of checkpoints within +-30% of the
-    final value) and bad; D-C and W-C good (<= 1e-3 after the first 10%) for n in {10, 50, 100}
-    on WP/TW; CT noisier/harder (per-window imbalance of D-C and W-C at n = 100 above WP's)."""
+    imbalance at n = 100 on WP is roughly stable (last 80% of checkpoints within 0.95% of the
+    final value) and bad; D-C and W-C good (<= 1.4e-4 after the first 10%) for n in {10, 50, 100}
+    on WP/TW; CT noisier/harder (per-window imbalance of D-C and W-C at n = 100 above WP's).
+    The values REPRODUCTION.md prints are asserted."""
     cur = surrogates["curves"]
     pkg_cum = cur[("WP", 100, "pkg")][0]
     stab = float(np.max(np.abs(pkg_cum[20:] / pkg_cum[-1] - 1)))
@@ -1131,10 +1240,16 @@ def test_r14_surrogates_over_time(surrogates):
     report("R14 over time", pkg_wp_n100_final=pkg_cum[-1], pkg_wp_n100_max_rel_dev_last80=stab,
            dc_wc_max_cum_after_10pct=good, per_window_cv_n100=cv, per_window_mean_n100=win_mean)
     assert pkg_cum[-1] >= 1e-2 and stab <= 0.3
+    assert sig(pkg_cum[-1], 3) == 0.0368 and stab <= 0.0095
     for nm in ("WP", "TW"):
         for n in (10, 50, 100):
             for st in ("dc", "wc"):
-                assert cur[(nm, n, st)][0][10:].max() <= 1e-3, (nm, n, st)
+                assert cur[(nm, n, st)][0][10:].max() <= 1.45e-4, (nm, n, st)
+    assert sig(max(cur[(nm, n, st)][0][10:].max() for nm in ("WP", "TW") for n in (10, 50, 100)
+                   for st in ("dc", "wc")), 2) == 1.4e-4
+    assert sig(float(cur[("CT", 100, "dc")][0][10:].max()), 2) == 2.9e-3
+    assert [win_mean[nm]["dc"] for nm in ("CT", "CT-stable", "WP")] == [7.2e-3, 1.4e-3, 4.9e-4]
+    assert [win_mean[nm]["wc"] for nm in ("CT", "CT-stable", "WP")] == [7.3e-4, 7.3e-4, 2.3e-4]
     for ct in ("CT", "CT-stable"):
         for st in ("dc", "wc"):
             assert win_mean[ct][st] > win_mean["WP"][st], (ct, st)
@@ -1145,10 +1260,10 @@ def test_real_slashdot_trace(shared_data, tmp_path):
     """Extra real trace (not in the paper): Slashdot (SNAP soc-Slashdot0902, 948,464 edges,
     key = source node, in file order, engine replay, 3 seeds).  p1 = 0.26% < 2/100, so PKG's
     bound is 0 for every n <= 100 and R13's "all schemes similar" should hold at every n (final
-    imbalance); R3-style: D-C, W-C below 1e-3 at every n and seed.  The file is sorted by source
-    node, so every key arrives as one burst: the cumulative imbalance is high early and decays
-    (reported, not a paper claim); over time (A2's average imbalance, engine ``imbalance_avg``)
-    the ranking W-C <= D-C <= PKG holds at n = 50, 100 (R14-style)."""
+    imbalance, 1.3e-6..8.8e-6); R3-style: D-C, W-C below 1e-3 at every n and seed.  The file is
+    sorted by source node, so every key arrives as one burst: the cumulative imbalance is high
+    early (< 1e-2 after the first 10%) and decays (not a paper claim); over time (A2's average
+    imbalance, engine ``imbalance_avg``) the ranking W-C <= D-C <= PKG holds at n = 50, 100 (R14-style)."""
     from skewbench.datasets.traces import ingest
 
     path = tmp_path / "slashdot"
@@ -1171,7 +1286,11 @@ def test_real_slashdot_trace(shared_data, tmp_path):
            imbalance_avg={f"{st},n={n}": sig(v, 2) for (st, n), v in avg.items()},
            head_fraction_wc_n100=stats_of(rows[("wc", 100, 0)])["head_fraction"])
     assert all(ph / 2 - 1 / n <= 0 for n in NS)
+    assert round(100 * ph, 2) == 0.26 and ph / 2 - 1 / 755 <= 0 < ph / 2 - 1 / 756
     assert all(v < 1e-3 for v in imb.values())
+    assert (sig(min(imb.values()), 2), sig(max(imb.values()), 2)) == (1.3e-6, 8.8e-6)
+    assert [sig(avg[(st, 100)], 2) for st in ("wc", "dc", "pkg")] == [5.6e-4, 1.3e-3, 3.1e-3]
+    assert max(late.values()) < 1e-2 and sig(max(late[("wc", 100, s)] for s in (0, 1, 2)), 1) == 2e-3
     for n in NS:
         m = {st: mean(imb[(st, n, s)] for s in (0, 1, 2)) for st in ("pkg", "dc", "wc")}
         assert max(m.values()) <= 10 * max(min(m.values()), NOISE)  # similar
@@ -1218,22 +1337,38 @@ def pilot_results(zipf_dataset):
 @pytest.mark.slow
 def test_5_3_pilot_spot_checks(pilot_results):
     """5.3 (pilot, indicative): KG, PKG, RR and W-C medians match the pilot to an order of
-    magnitude (or both at the noise floor, <= 5e-5); D-C's final d within 3 of the pilot's
-    (W = n); the pilot's single-seed D-C value lies inside our 10-seed D-C range.  The D-C
+    magnitude (27 of 28 within 10x, no noise floor; the 28th is 0 vs 1e-6, one message); D-C's
+    final d within 0.5 of the pilot's (W = n); the pilot's single-seed D-C value lies inside our
+    10-seed D-C range in 6 of 7 cells (z = 0.8, n = 100: one message below it).  The D-C
     order-of-magnitude comparison is the xfail test below."""
     meds, dfin, dc10 = pilot_results
-    checks = {}
+    checks, in_range = {}, {}
     for (z, n), pv in PILOT.items():
         for i, st in enumerate(["kg", "pkg", "rr", "wc"]):
             checks[f"z={z},n={n},{st}"] = order_of_magnitude_match(meds[(z, n, st)], pv[i])
         pd = n if pv[5] == "W" else pv[5]
-        checks[f"z={z},n={n},d"] = abs(dfin[(z, n)] - pd) <= 3
-        checks[f"z={z},n={n},dc in 10-seed range"] = min(dc10[(z, n)]) <= pv[4] <= max(dc10[(z, n)]) or (
-            pv[4] <= FLOOR and min(dc10[(z, n)]) <= FLOOR)
+        checks[f"z={z},n={n},d"] = abs(dfin[(z, n)] - pd) <= 0.5 + 1e-9
+        lo, hi, p = (round(x * M) for x in (min(dc10[(z, n)]), max(dc10[(z, n)]), pv[4]))  # in messages
+        in_range[(z, n)] = (lo <= p <= hi, p - lo)
+    not10 = [(z, n, st) for (z, n), pv in PILOT.items() for i, st in enumerate(["kg", "pkg", "rr", "wc"])
+             if not within_10x(meds[(z, n, st)], pv[i])]
+    missed = [c for c in PILOT if not order_of_magnitude_match(meds[c + ("dc",)], PILOT[c][4])]
     report("5.3 pilot", medians={f"z={z},n={n},{st}": sig(v, 2) for (z, n, st), v in meds.items()},
            d_final={f"z={z},n={n}": v for (z, n), v in dfin.items()},
-           dc_10_seeds={f"z={z},n={n}": [sig(x, 2) for x in v] for (z, n), v in dc10.items()}, checks=checks)
+           dc_10_seeds={f"z={z},n={n}": [sig(x, 2) for x in v] for (z, n), v in dc10.items()}, checks=checks,
+           pilot_dc_in_10_seed_range={f"z={z},n={n}": v for (z, n), v in in_range.items()})
     assert all(checks.values()), [k for k, v in checks.items() if not v]
+    assert not10 == [(2.0, 10, "wc")] and meds[(2.0, 10, "wc")] == 0, not10
+    assert [c for c, (ok, _) in in_range.items() if not ok] == [(0.8, 100)] and in_range[(0.8, 100)][1] == -1
+    assert [round(dfin[c], 1) for c in PILOT] == [4, 8, 22, 42.6, 10, 49, 95.4]
+    # the xfail's cells and their 10-seed span
+    assert missed == [(1.4, 50), (1.4, 100), (2.0, 50), (2.0, 100)], missed
+    assert (sig(min(min(dc10[c]) for c in missed), 1), sig(max(max(dc10[c]) for c in missed), 2)) == (5e-6, 4.6e-3)
+    assert [sig(meds[c + ("dc",)], 2) for c in PILOT] == [1.7e-5, 4e-6, 4.2e-5, 1.7e-4, 0, 8.2e-4, 3.4e-4]
+    # z = 2.0, n = 50, d = 49: distinct workers among key 1's hashed candidates vs p^1 n needed
+    counts = np.bincount(zipf_keys(2.0), minlength=K)
+    b = [len({hash_choice_py(int(np.argmax(counts)), int(h), 50) for h in hash_seeds(s, 49)}) for s in SEEDS]
+    assert (min(b), max(b), round(counts.max() / M * 50, 1)) == (27, 34, 30.4), b
 
 
 @pytest.mark.slow
@@ -1243,8 +1378,8 @@ def test_5_3_pilot_spot_checks(pilot_results):
     "z=2.0,n=100 3.4e-4 vs 5e-6.  D-C's d is the smallest d whose EXPECTED number of distinct "
     "candidates b = n(1-(1-1/n)^d) covers key 1 (p1 n workers); for a given hash seed the "
     "realised count is often below (z=2.0, n=50, d=49: 27..34 distinct vs 30.4 needed), and "
-    "then I ~ p1/b - 1/n: D-C spans 5e-6..4.6e-3 across 10 seeds.  The pilot values lie inside "
-    "that range (asserted above)."))
+    "then I ~ p1/b - 1/n: in these cells D-C spans 5e-6..4.6e-3 across 10 seeds, and the "
+    "pilot values lie inside that range (asserted above)."))
 def test_5_3_pilot_dc_order_of_magnitude(pilot_results):
     meds, _, _ = pilot_results
     bad = {f"z={z},n={n}": (sig(meds[(z, n, "dc")], 2), pv[4]) for (z, n), pv in PILOT.items()
@@ -1288,14 +1423,16 @@ def proxy_results(zipf_dataset):
 def test_r15_r16_queueing_proxy(proxy_results):
     """R15/R16 (T ratios, A; here qualitative only, A19) on the engine's queueing proxy.  The
     engine has no max-spout-pending back-pressure, so an overloaded scheme's latency grows with m
-    and only orderings are asserted: throughput KG < PKG <= D-C ~ W-C ~ SG (within 2%) with the
-    gaps widening in z; KG's latency growing with z; p99 latency KG > PKG > D-C, W-C, SG at
-    z = 1.7 and 2.0 (z = 1.4 is the xfail test below).  The ratios against the paper's 1.5x /
-    2.3x / -60% / -75% are reported, not asserted (with lambda calibrated as A19 says, SG/PKG
-    at z = 2.0 is ~1.5 by construction)."""
+    and the paper's orderings are the claim: throughput KG < PKG < D-C ~ W-C ~ SG (within 2%;
+    PKG = D-C at z = 1.4, where neither saturates) with the gaps widening in z; KG's latency
+    growing with z; p99 latency KG > PKG > D-C, W-C, SG at z = 1.7 and 2.0 (z = 1.4 is the xfail
+    test below).  The values REPRODUCTION.md prints (including the SG/D-C/W-C latencies of the
+    herding note) are asserted; they are not a reproduction of the paper's 1.5x / 2.3x / -60% /
+    -75% (with lambda calibrated as A19 says, SG/PKG at z = 2.0 is ~1.5 by construction)."""
     out, ratios = proxy_results
     for z, o in out.items():
-        assert o["kg"]["X"] < o["pkg"]["X"] <= o["dc"]["X"] * 1.001, z
+        assert o["kg"]["X"] < o["pkg"]["X"], z
+        assert o["pkg"]["X"] < o["dc"]["X"] if z > 1.4 else round(o["pkg"]["X"]) == round(o["dc"]["X"]), z
         best = max(o[st]["X"] for st in ("dc", "wc", "sg"))
         assert all(o[st]["X"] >= 0.98 * best for st in ("dc", "wc", "sg")), z
     for z in (1.7, 2.0):
@@ -1303,9 +1440,23 @@ def test_r15_r16_queueing_proxy(proxy_results):
         assert o["kg"]["p99"] > o["pkg"]["p99"] > max(o[st]["p99"] for st in ("dc", "wc", "sg")), z
     zs = sorted(out)
     for a, b in zip(zs, zs[1:]):
-        assert ratios[b]["DC/PKG"] >= ratios[a]["DC/PKG"] - 1e-3
-        assert ratios[b]["DC/KG"] >= ratios[a]["DC/KG"] - 1e-3
+        assert ratios[b]["DC/PKG"] > ratios[a]["DC/PKG"]
+        assert ratios[b]["DC/KG"] > ratios[a]["DC/KG"]
         assert out[b]["kg"]["p99"] > out[a]["kg"]["p99"]
+    # the values REPRODUCTION.md prints (z = 1.4, 1.7, 2.0)
+    xs = {"kg": [3033, 2052, 1645], "pkg": [5000, 4108, 3291], "dc": [5000] * 3, "wc": [5000, 5000, 4999], "sg": [4998] * 3}
+    assert {st: [round(out[z][st]["X"]) for z in zs] for st in xs} == xs
+    assert [round(ratios[z]["DC/PKG"], 2) for z in zs] == [1.0, 1.22, 1.52]
+    assert [round(ratios[z]["DC/KG"], 2) for z in zs] == [1.65, 2.44, 3.04]
+    assert [sig(out[z]["kg"]["p99"], 2) for z in zs] == [6.3e4, 1.4e5, 2.0e5]
+    assert [round(ratios[z]["p99 PKG/KG"], 2) for z in (1.7, 2.0)] == [0.15, 0.25]
+    assert [sig(ratios[z]["p99 PKG/SG"], 3) for z in (1.7, 2.0)] == [551, 1320]
+    assert [round(ratios[z]["p99 DC vs PKG"], 3) for z in (1.7, 2.0)] == [0.999, 0.999]
+    assert [round(ratios[z]["p99 DC vs KG"], 4) for z in (1.7, 2.0)] == [0.9998, 0.9999]
+    assert round(out[1.4]["pkg"]["p99"], 1) == 6.4 and round(out[1.4]["pkg"]["load_max"], 3) == 0.164
+    for z in zs:
+        assert round(out[z]["dc"]["p99"], 1) == round(out[z]["wc"]["p99"], 1) == 29.0, z
+        assert (round(out[z]["sg"]["p50"], 1), round(out[z]["sg"]["p99"], 1)) == (19.4, 38.6), z
 
 
 @pytest.mark.slow
