@@ -171,6 +171,27 @@ def test_absurd_grid_sizes_are_refused_before_any_work(clean, tmp_path, args, ne
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("args,needle", [
+    (["--workers", "1000000000"], "workers must be at most 1,024"),
+    (["--error", "inf"], "--error must be in [0, 10], got inf"),
+    (["--range", "1e300"], "no complete window (use a shorter --range)"),
+    (["--slide", "1e-300"], "windows over the dataset's 299.99 s; at most 100,000 (use a longer --slide)"),
+])
+def test_absurd_partition_shedding_settings_are_refused_before_any_work(tmp_path, args, needle):
+    """10^9 workers used to end in numpy's MemoryError traceback (373 GiB), a slide of 1e-300 s ran
+    for ever, a range longer than the stream wrote results without a single window."""
+    src = tmp_path / "v.csv"
+    src.write_text("ts,key,value\n" + "".join(f"{i / 100:.2f},k{i % 7},{i % 5}\n" for i in range(30000)))
+    code, _, err = cli("datasets", "ingest", "csv", src, "--key-column", "key", "--time-column", "ts",
+                       "--value-column", "value", "--out", tmp_path / "ds")
+    assert code == 0, err
+    code, _, err = cli("replay", "shedding", "--dataset", tmp_path / "ds", "--strategies", "shedpart,fld",
+                       "--out", tmp_path / "r", *args)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and needle in lines[0], err
+    assert not (tmp_path / "r").exists()
+
+
 def test_keys_beyond_what_fits_are_refused_before_any_work(tmp_path):
     """A key space of 10^20 (beyond int64) used to end in numpy's "Maximum allowed size
     exceeded" traceback; a trace's key beyond int64 is a malformed line, named."""

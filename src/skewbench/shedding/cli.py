@@ -57,7 +57,7 @@ def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_ite
     from skewbench import replay as shared
     from skewbench.datasets.contract import open_dataset
     from skewbench.errors import SkewbenchError
-    from skewbench.shedding.engine import ShedConfig, grid, inapplicable, replay
+    from skewbench.shedding.engine import ShedConfig, check_windows, grid, inapplicable, replay
 
     names = clikit.name_list("strategies", strategies)
     ds = open_dataset(dataset)
@@ -81,6 +81,8 @@ def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_ite
     params = {k: v for k, v in params.items() if k not in reasons}
     cells = grid(names, _provisioning(provisioning), clikit.int_list("workers", workers),
                  list(range(seed_base, seed_base + seeds)), params)
+    if any(registry.get("shedding", c.strategy).kind == "partition" for c in cells):
+        check_windows(ds, config)  # a bad --range / --slide is refused before any work
     executor = shared.executor_for(engine, partitions)
     if engine == "local":
         def executor(fn, items, description=""):  # noqa: F811 - the local executor with a progress bar

@@ -38,11 +38,15 @@ from skewbench import replay as shared
 from skewbench.datasets.contract import open_dataset
 from skewbench.errors import SkewbenchError
 from skewbench.replay import Cell, Replayed
+from skewbench.shedding.params import MAX_ERROR, MAX_WORKERS
 
 FAMILY = "shedding"
 #: partition cells carry this (unused) provisioning coordinate; operator cells one worker
 NO_PROVISIONING = 100
 _WARM_TAG = 0x5A17
+#: partition shedders: the most windows a replay computes (90,000 windows of 50 keys took 25 s and
+#: 0.47 GB per cell here; the papers' streams have a few hundred)
+MAX_WINDOWS = 100_000
 
 
 @dataclass
@@ -67,8 +71,8 @@ class ShedConfig:
             raise SkewbenchError(f"--slide must be > 0 seconds, got {self.slide_s}")
         if self.range_s is not None and self.slide_s is not None and self.slide_s > self.range_s:
             raise SkewbenchError(f"--slide ({self.slide_s}) must not exceed --range ({self.range_s})")
-        if not self.error >= 0:
-            raise SkewbenchError(f"--error must be >= 0, got {self.error}")
+        if not 0 <= self.error <= MAX_ERROR:
+            raise SkewbenchError(f"--error must be in [0, {MAX_ERROR:g}], got {self.error}")
         if not 0 < self.confidence < 1:
             raise SkewbenchError(f"--confidence must be in (0, 1), got {self.confidence}")
 
@@ -87,6 +91,10 @@ def _adjust(cls: type, coords: dict[str, int]) -> dict[str, int]:
 def grid(strategies: Sequence[str], provisioning: Sequence[int], workers: Sequence[int], seeds: Sequence[int],
          params: dict[str, dict[str, list[Any]]] | None = None) -> list[Cell]:
     """Cells: operator strategies x provisioning, partition strategies x workers, x seeds."""
+    over = [v for v in workers if isinstance(v, (int, np.integer)) and v > MAX_WORKERS]
+    if over:
+        raise SkewbenchError(f"workers must be at most {MAX_WORKERS:,} (a partition cell keeps a count per key and "
+                             f"worker), got {over[0]:,}")
     cells = shared.grid(FAMILY, strategies, {"provisioning": list(provisioning), "workers": list(workers)}, seeds,
                         params, _adjust)
     for c in cells:
@@ -263,6 +271,22 @@ def window_of(ds, config: ShedConfig, ts: np.ndarray | None = None) -> tuple[flo
     return r, s
 
 
+def check_windows(ds, config: ShedConfig) -> tuple[float, float]:
+    """The (range, slide) of a dataset's partition cells, refused when no complete window fits its
+    span or when there would be more than :data:`MAX_WINDOWS`."""
+    t = ds.read_table(["ts"]).column("ts").to_numpy()
+    r, s = window_of(ds, config, t)
+    span = float(t[-1] - t[0]) if len(t) else 0.0
+    if r > span:
+        raise SkewbenchError(f"window range {r:g} s is longer than the dataset's span ({span:g} s): no complete "
+                             "window (use a shorter --range)")
+    windows = (span - r) / s + 1
+    if not windows <= MAX_WINDOWS:
+        raise SkewbenchError(f"a slide of {s:g} s makes {windows:.3g} windows over the dataset's {span:g} s; at most "
+                             f"{MAX_WINDOWS:,} (use a longer --slide)")
+    return r, s
+
+
 def _pct(x: np.ndarray, q: float) -> float | None:
     return float(np.percentile(x, q)) if len(x) else None
 
@@ -354,5 +378,7 @@ def run_cell(ds_path: str, cell: Cell, config: ShedConfig) -> tuple[dict, list[d
 
 def replay(ds_path: str, cells: Sequence[Cell], config: ShedConfig, executor: shared.Executor) -> Replayed:
     t0 = time.perf_counter()
+    if any(registry.get(FAMILY, c.strategy).kind == "partition" for c in cells):
+        check_windows(open_dataset(ds_path), config)  # before any cell runs
     done = executor(lambda c: run_cell(str(ds_path), c, config), list(cells), "shedding cells")
     return Replayed([r for r, _ in done], [s for _, ser in done for s in ser], time.perf_counter() - t0)

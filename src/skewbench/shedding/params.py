@@ -12,6 +12,11 @@ from typing import Any
 
 from skewbench.errors import SkewbenchError
 
+#: partition shedders: the most aggregation workers (a cell keeps a count per key and worker)
+MAX_WORKERS = 1024
+#: the largest relative error budget
+MAX_ERROR = 10.0
+
 PARAMS: dict[str, dict[str, Any]] = {
     "provisioning": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 10000}, "minItems": 1,
                      "uniqueItems": True, "default": [75],
@@ -19,10 +24,10 @@ PARAMS: dict[str, dict[str, Any]] = {
                                     "rate (under-provisioning u = 1 - P/100; 75 is the LAS paper's u = 25%)."},
     "bound_ms": {"type": "number", "exclusiveMinimum": 0, "default": 6.4,
                  "description": "Operator shedders: tau, the bound on the running average queueing latency (ms)."},
-    "workers": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 1024}, "minItems": 1,
+    "workers": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_WORKERS}, "minItems": 1,
                 "uniqueItems": True, "default": [4],
                 "description": "Partition shedders: aggregation workers V."},
-    "error": {"type": "number", "minimum": 0, "maximum": 10, "default": 0.1,
+    "error": {"type": "number", "minimum": 0, "maximum": MAX_ERROR, "default": 0.1,
               "description": "Partition shedders: the relative error budget of each group's average."},
     "confidence": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.95,
                    "description": "Partition shedders: the confidence of the error budget."},
