@@ -161,6 +161,8 @@ def test_an_empty_dataset_is_one_clear_error(tmp_path, family):
     (["--workers", "1000000000"], "workers must be at most 10,000"),
     (["--workers", "0"], "workers"),
     (["--sources", "5000"], "sources must be at most 1,000"),
+    (["--provisioning", "1e9"], "provisioning must be a percentage in (0, 100,000], got 1e+09"),
+    (["--provisioning", "nan"], "provisioning must be a percentage in (0, 100,000], got nan"),
 ])
 def test_absurd_grid_sizes_are_refused_before_any_work(clean, tmp_path, args, needle):
     """10^9 workers used to end in a MemoryError traceback (7.45 GiB for one array)."""

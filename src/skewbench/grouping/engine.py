@@ -83,7 +83,7 @@ from skewbench.datasets.contract import Dataset, open_dataset
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.optimum import best_max_load
 from skewbench.grouping.base import Batch, WorkerModel
-from skewbench.grouping.params import MAX_SOURCES, MAX_WORKERS
+from skewbench.grouping.params import MAX_PROVISIONING, MAX_SOURCES, MAX_WORKERS
 from skewbench.grouping.schema import LATENCY_SERIES, LATENCY_SUMMARY
 from skewbench.replay import Cell, Executor, local_executor
 from skewbench.simulation import (COARSE_LOG_R, FINE_LOG_R, QueueState, Sparse, new_queue_state, quantiles,
@@ -128,8 +128,8 @@ class ReplayConfig:
             raise SkewbenchError(f"window must be a number of tuples >= 1, got {self.window}")
         if self.window_seconds is not None and not self.window_seconds > 0:
             raise SkewbenchError(f"window must be > 0 seconds, got {self.window_seconds}")
-        if self.provisioning is not None and not (0 < self.provisioning < 1e6):
-            raise SkewbenchError(f"provisioning must be a percentage > 0, got {self.provisioning}")
+        if self.provisioning is not None and not (0 < self.provisioning <= MAX_PROVISIONING):
+            raise SkewbenchError(f"provisioning must be a percentage in (0, {MAX_PROVISIONING:,}], got {self.provisioning:g}")
         if not isinstance(self.latency, bool):
             raise SkewbenchError(f"latency must be true or false, got {self.latency!r}")
 

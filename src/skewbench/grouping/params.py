@@ -13,13 +13,15 @@ from typing import Any
 #: the largest worker and source counts a replay takes: a cell keeps per-window counts of
 #: sources x windows x workers (400 MB at 10,000 workers, 5 sources, 100 windows)
 MAX_WORKERS, MAX_SOURCES = 10_000, 1_000
+#: over-provisioning, percent (1000x the arrival rate)
+MAX_PROVISIONING = 100_000
 
 PARAMS: dict[str, dict[str, Any]] = {
     "workers": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_WORKERS}, "minItems": 1,
                 "uniqueItems": True, "default": [5, 10, 50, 100], "description": "Worker counts n."},
     "sources": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_SOURCES}, "minItems": 1,
                 "uniqueItems": True, "default": [5], "description": "Source counts s."},
-    "provisioning": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 100000, "default": 100,
+    "provisioning": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": MAX_PROVISIONING, "default": 100,
                      "description": "Over-provisioning: the workers' capacity as a percentage of a steady "
                                     "arrival rate (100 = critical load, 75 = 33% more tuples than the "
                                     "workers can run); empty = the datasets' own arrival times."},
