@@ -49,6 +49,11 @@ def pick(fast, full):
     return full if FULL else fast
 
 
+def shown(x, printed, decimals: int) -> bool:
+    """x rounds to `printed` at `decimals` places, the precision REPRODUCTION.md gives it."""
+    return abs(x - printed) <= 0.5 * 10.0 ** -decimals + 1e-9
+
+
 def zipf_keys(rng: np.random.Generator, m: int, n: int, alpha: float) -> np.ndarray:
     p = np.arange(1, n + 1, dtype=np.float64) ** (-alpha)
     cdf = np.cumsum(p)
@@ -105,7 +110,11 @@ def test_t1_over_provisioned_nobody_needs_to_shed():
     assert (drops["bl"] == 0).all() and (drops["sm"] == 0).all()
     # "FK and LAS drop ~0": 0.011% and 0.043% (full set 0.012%, 0.071%); an early burst can lift the
     # running average over tau for a few tuples even at 91% load
-    assert drops["fk"].mean() <= pick(0.00012, 0.00013) and drops["las"].mean() <= pick(0.00045, 0.00075)
+    assert shown(drops["fk"].mean(), pick(0.00011, 0.00012), 5), drops["fk"].mean()
+    assert shown(drops["las"].mean(), pick(0.00043, 0.00071), 5), drops["las"].mean()
+    # Q mean BL 3.98, SM 3.98, LAS 3.95, FK 3.96 ms (full set 4.17, 4.17, 4.13, 4.14)
+    exp = pick([3.98, 3.98, 3.95, 3.96], [4.17, 4.17, 4.13, 4.14])
+    assert all(shown(q[k].mean(), e, 2) for k, e in zip(KINDS, exp)), {k: v.mean() for k, v in q.items()}
     # "all four alike": every strategy's mean Q within 0.8% of Base Line's, which keeps all (full set 1%)
     for k in KINDS:
         assert abs(q[k].mean() - q["bl"].mean()) <= pick(0.008, 0.01) * q["bl"].mean(), (k, q[k].mean(), q["bl"].mean())
@@ -116,12 +125,13 @@ def test_t2_base_line_and_straw_man_far_above_the_bound():
     per_u = {k: {u: col(r[(k, u)], 0).mean() / TAU for u in U_GRID if u >= 0} for k in ("bl", "sm")}
     worst = {k: min(v.values()) for k, v in per_u.items()}
     record("T2", min_q_over_tau=worst, per_u={f"{k}{u}": v for k in per_u for u, v in per_u[k].items()})
-    # the smallest: BL 11.8x, SM 7.7x, both at u = 90% (full set 15.7x, 8.5x)
-    assert worst["bl"] >= pick(11.8, 15.7) and worst["sm"] >= pick(7.7, 8.5)
+    # the smallest: BL 11.8x, SM 7.7x, both at u = 90% (full set 15.8x, 8.5x)
+    assert shown(worst["bl"], pick(11.8, 15.8), 1) and shown(worst["sm"], pick(7.7, 8.5), 1), worst
     assert min(per_u["bl"], key=per_u["bl"].get) == 90 and min(per_u["sm"], key=per_u["sm"].get) == 90
-    # BL's largest, about 30x (full set 25-26x), at u = 30-50%
-    lo, hi = pick((29.4, 30.6), (24.5, 26.4))
-    assert all(lo <= per_u["bl"][u] <= hi for u in (30, 40, 50)) and max(per_u["bl"].values()) <= hi, per_u["bl"]
+    # BL's largest, 29.4-30.6x (full set 24.6-26.3x), at u = 30-50%
+    lo, hi = pick((29.4, 30.6), (24.6, 26.3))
+    mid = [per_u["bl"][u] for u in (30, 40, 50)]
+    assert shown(min(mid), lo, 1) and shown(max(mid), hi, 1) and max(mid) == max(per_u["bl"].values()), per_u["bl"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -143,19 +153,29 @@ def t3_values() -> dict:
 
 
 def test_t3_las_close_to_the_bound_and_its_drop_rate():
-    q_lo, q_hi = pick((0.92, 1.17), (0.88, 1.17))
-    runs_hi = pick(0.67, 0.775)
-    for u, v in t3_values().items():
-        # the paper: "close to 6.4 ms", some runs above: mean Q / tau 0.93-1.16 (full set 0.88-1.16)
-        # and 25-67% of the runs above tau (full set 25-77%) at every u
-        assert q_lo <= v["q_over_tau"] <= q_hi, (u, v)
-        assert 0.25 <= v["runs_over_tau"] <= runs_hi, (u, v)
-        # the spec's sanity prediction of LAS's drop rate, 1 - (1-u)/(1+eps): within 0.3 points
-        # (full set 0.45, at u = 0)
-        assert abs(v["dr"] - v["dr_predicted"]) <= pick(0.003, 0.0045), (u, v)
-    # over tau on average at u = 0, 10, 20, 30, 90% (full set 0-40%): the miss of the next test
-    over = [u for u, v in t3_values().items() if v["q_over_tau"] > 1]
+    vals = t3_values()
+    # the paper: "close to 6.4 ms", some runs above: mean Q / tau per u as REPRODUCTION.md lists it
+    # (full set 0.88-1.16), and 25-67% of the runs above tau (full set 25-77%)
+    qt = {u: v["q_over_tau"] for u, v in vals.items()}
+    exp = {0: 1.16, 10: 1.08, 20: 1.01, 30: 1.03, 40: 0.99, 50: 0.94, 60: 0.99, 70: 0.93, 80: 0.94, 90: 1.08}
+    if not FULL:
+        assert all(shown(qt[u], e, 2) for u, e in exp.items()), qt
+    assert shown(min(qt.values()), pick(0.93, 0.88), 2) and shown(max(qt.values()), 1.16, 2), qt
+    runs = [v["runs_over_tau"] for v in vals.values()]
+    assert min(runs) == 0.25 and shown(max(runs), pick(0.67, 0.77), 2), runs
+    # the spec's sanity prediction of LAS's drop rate, 1 - (1-u)/(1+eps): within 0.3 points, most off
+    # at u = 0 (full set 0.43 points); LAS's rate at u = 0, 10, 30, 50, 90%: 0.0498, 0.1422, 0.3331,
+    # 0.5240, 0.9043
+    off = {u: abs(v["dr"] - v["dr_predicted"]) for u, v in vals.items()}
+    assert max(off, key=off.get) == 0 and (shown(off[0], 0.0043, 4) if FULL else off[0] <= 0.003), off
+    if not FULL:
+        exp = {0: 0.0498, 10: 0.1422, 30: 0.3331, 50: 0.5240, 90: 0.9043}
+        assert all(shown(vals[u]["dr"], e, 4) for u, e in exp.items()), vals
+    # over tau on average by 1-16% at u = 0, 10, 20, 30, 90% (full set 0.3-16% at 0-40%): the miss of
+    # the next test
+    over = [u for u, v in qt.items() if v > 1]
     assert over == pick([90, 30, 20, 10, 0], [40, 30, 20, 10, 0]), over
+    assert shown(min(qt[u] for u in over) - 1, pick(0.01, 0.003), pick(2, 3)) and shown(max(qt.values()) - 1, 0.16, 2)
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="T3 as the issue words it (LAS at or under tau on average at every u): "
@@ -166,9 +186,10 @@ def test_t3_las_at_or_under_the_bound_at_every_u():
         assert v["q_over_tau"] <= 1.0, (u, v)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T3 ablation: without the (1+eps) factor LAS's Q is 5-12x tau, not at "
-                   "tau as the spec's sanity note predicts: with no margin each run's Count-Min error shows in "
-                   "Q, most where the estimates are low (test_t3_ablation_follows_the_sketch_error, REPRODUCTION.md)")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T3 ablation: without the (1+eps) factor LAS's Q is 5-12x tau "
+                   "(full set 4.6-9.4x), not at tau as the spec's sanity note predicts: with no margin each run's "
+                   "Count-Min error shows in Q, most where the estimates are low "
+                   "(test_t3_ablation_follows_the_sketch_error, REPRODUCTION.md)")
 def test_t3_ablation_without_the_factor_sits_at_the_bound():
     for u, v in t3_values().items():
         if u >= 10:
@@ -193,7 +214,7 @@ def sketch_errors() -> np.ndarray:
 
 
 def test_t3_ablation_follows_the_sketch_error():
-    """Why the ablation misses: the sketch is not biased overall (2.4% low to 2.5% high per run), but
+    """Why the ablation misses: the sketch is not biased overall (2.4% low to 2.4% high per run), but
     without the margin every run ends over tau, and the further the lower its run's estimates."""
     err = sketch_errors()
     r = e1(extra=(("las", (("inflation", 0.0),)),))
@@ -202,11 +223,17 @@ def test_t3_ablation_follows_the_sketch_error():
     under = {u: int(np.sum(v <= TAU)) for u, v in q.items()}
     record("T3 ablation", sketch_error=(err.min(), err.max(), err.mean()), corr_error_q=corr,
            runs_at_or_under_tau=under, min_q_over_tau={u: v.min() / TAU for u, v in q.items()})
-    lo, hi = pick((-0.0239, 0.0245), (-0.0239, 0.0456))
-    assert abs(err.min() - lo) <= 0.0005 and abs(err.max() - hi) <= 0.0005, err
-    assert abs(err.mean()) <= pick(0.0003, 0.001), err  # 0.02% on average (full set 0.09%)
-    assert max(corr.values()) <= pick(-0.85, -0.60), corr  # -0.86 to -0.98 (full set -0.60 to -0.88)
+    lo, hi = pick((-0.024, 0.024), (-0.024, 0.046))  # 2.4% low to 2.4% high (full set 4.6%)
+    assert shown(err.min(), lo, 3) and shown(err.max(), hi, 3), err
+    assert shown(err.mean(), pick(0.0002, 0.0009), 4), err  # 0.02% on average (full set 0.09%)
+    lo, hi = pick((-0.98, -0.86), (-0.88, -0.60))  # per u, -0.86 to -0.98 (full set -0.60 to -0.88)
+    assert shown(min(corr.values()), lo, 2) and shown(max(corr.values()), hi, 2), corr
     assert under == {u: 0 for u in q} | pick({}, {90: 2}), under  # every run over tau (full set: all but 2 at u = 90%)
+    # mean Q / tau 9.4-11.9 at u = 10..90%, 5.1 at u = 0 (full set 8.5-9.4, 4.6)
+    abl = {u: v["ablation_q_over_tau"] for u, v in t3_values().items()}
+    lo, hi, at0 = pick((9.4, 11.9, 5.1), (8.5, 9.4, 4.6))
+    rest = [v for u, v in abl.items() if u >= 10]
+    assert shown(min(rest), lo, 1) and shown(max(rest), hi, 1) and shown(abl[0], at0, 1), abl
 
 
 def test_t4_t16_full_knowledge_never_breaks_the_bound():
@@ -222,6 +249,7 @@ def test_t4_t16_full_knowledge_never_breaks_the_bound():
     record("T4", worst_run_q_over_tau=worst_q, worst_prefix_violation_share=worst_prefix,
            runs_fk_drops_more_than_las=per_run, mean_drops_fk_las=means)
     assert worst_q <= 1.0 + 1e-9 and worst_prefix == 0.0
+    assert shown(worst_q, pick(0.99999998, 0.99999999), 8), worst_q
     for u, (fk, las_) in means.items():
         if u > 0:  # overloaded: FK drops less than LAS on average
             assert fk < las_, (u, fk, las_)
@@ -238,16 +266,25 @@ def test_t5_drop_ordering():
         d = {k: col(r[(k, u)], 1).mean() for k in KINDS}
         rows[u] = d
     record("T5", mean_drops=rows)
+    # u = 50%: BL / SM / FK / LAS drop 16,465 / 16,382 / 16,374 / 17,171 (full set 16,408 / 16,382 / 16,384 / 17,167)
+    exp = pick([16465, 16382, 16374, 17171], [16408, 16382, 16384, 17167])
+    assert all(shown(rows[50][k], e, 0) for k, e in zip(("bl", "sm", "fk", "las"), exp)), rows[50]
+    # at u = 0 BL and SM drop nothing, FK does (FK above SM at every u <= 30%)
+    assert col(r[("bl", 0)], 1).max() == col(r[("sm", 0)], 1).max() == 0 < col(r[("fk", 0)], 1).mean()
     for u, d in rows.items():
         assert abs(d["bl"] - d["sm"]) <= 0.009 * d["bl"], (u, d)  # d_BL ~ d_SM: within 0.9%
         if u >= 40:  # FK ties with SM: within 0.11%
             assert abs(d["fk"] / d["sm"] - 1) <= 0.0011, (u, d)
         else:
             assert d["fk"] > d["sm"], (u, d)
-        assert d["fk"] < d["las"], (u, d)
+        assert d["fk"] < d["las"] and max(d["bl"], d["sm"]) < d["las"], (u, d)
         # LAS drops the most: at most 1.42x BL and 4.2% of the stream more (full set 1.43x, 4.35%)
         assert d["las"] <= pick(1.425, 1.44) * d["bl"] and d["las"] - d["bl"] <= pick(0.0425, 0.044) * M, (u, d)
     assert max(rows, key=lambda u: rows[u]["las"] / rows[u]["bl"]) == 10
+    assert max(rows, key=lambda u: rows[u]["las"] - rows[u]["bl"]) == 10
+    d = rows[10]
+    assert shown(d["las"] / d["bl"], pick(1.42, 1.43), 2), d
+    assert shown((d["las"] - d["bl"]) / M, pick(0.042, 0.0435), pick(3, 4)), d
     # FK below SM at u = 60 and 50% (full set at 60%)
     assert [u for u, d in rows.items() if d["fk"] < d["sm"]] == pick([60, 50], [60]), rows
 
@@ -268,10 +305,10 @@ def test_t6_t7_t8_distributions():
     lam = {k: [np.nanmean(col(r[a][(k, 25)], 3)) for a in ALPHAS] for k in ("sm", "las", "fk")}
     record("T6-T8", alphas=ALPHAS, q_mean=q, bl_sm_spread=spread, lambda_mean=lam)
     # T6: Base Line and Straw-Man bad for every distribution: BL 119-174, SM 75-150 ms, at least
-    # 11.7x tau (full set BL 109-149, SM 67-147 ms, 10.5x)
-    (bl_lo, bl_hi), (sm_lo, sm_hi) = pick(((118, 175), (75, 150)), ((109, 149), (67, 147)))
-    assert bl_lo <= min(q["bl"]) and max(q["bl"]) <= bl_hi and sm_lo <= min(q["sm"]) and max(q["sm"]) <= sm_hi, q
-    assert min(min(q["bl"]), min(q["sm"])) >= pick(11.7, 10.5) * TAU
+    # 11.7x tau (full set BL 109-149, SM 68-146 ms, 10.6x)
+    exp = pick({"bl": (119, 174), "sm": (75, 150)}, {"bl": (109, 149), "sm": (68, 146)})
+    assert all(shown(min(q[k]), lo, 0) and shown(max(q[k]), hi, 0) for k, (lo, hi) in exp.items()), q
+    assert shown(min(min(q["bl"]), min(q["sm"])) / TAU, pick(11.7, 10.6), 1), q
     # T7: LAS improves with skew (to or below tau), worst on Uniform / Zipf-0.5, falling from 0.5 on
     worst = int(np.argmax(q["las"]))
     assert ALPHAS[worst] in (0.0, 0.5) and q["las"][-1] < q["las"][0]
@@ -279,7 +316,9 @@ def test_t6_t7_t8_distributions():
     exp = pick([10.72, 12.28, 6.81, 2.37, 1.66, 1.36, 1.17], [10.58, 10.66, 6.64, 2.55, 1.82, 1.54, 1.37])
     assert np.allclose(q["las"], exp, atol=0.006), q["las"]
     assert all(v <= TAU for a, v in zip(ALPHAS, q["las"]) if a >= 1.5)
-    # T8 is checked in test_t8_lambda_falls_with_skew (a miss is reported, not hidden)
+    # T8 is checked in test_t8_lambda_falls_with_skew (a miss is reported, not hidden); its numbers here:
+    exp = pick([0.139, 0.126, 0.129, 0.131, 0.133, 0.134, 0.132], [0.137, 0.136, 0.138, 0.140, 0.138, 0.137, 0.135])
+    assert all(shown(v, e, 3) for v, e in zip(lam["las"], exp)), lam["las"]
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="T8: the (1+eps) over-estimate sets LAS's extra drops almost "
@@ -370,17 +409,21 @@ def test_t9_phase_a():
     # SM grows (58 -> 150 ms; full set 65 -> 151) and drops nothing
     assert np.allclose([sm["A"]["q_first"], sm["A"]["q_last"]], pick([58.3, 149.6], [65.3, 151.1]), rtol=0.002)
     assert sm["A"]["dr"] == 0
-    # the end of A: LAS 12.9 ms (0.2 tau; full set 14.1), FK over tau, 80 ms = 1.25 tau (full set 67)
-    assert las["A"]["q_last"] <= pick(13.0, 14.1)
-    assert pick(1.25, 1.04) * E3_TAU <= fk["A"]["q_last"] <= pick(1.26, 1.05) * E3_TAU
+    # the end of A: LAS 12.9 ms (0.2 tau; full set 14.1), FK over tau, 80 ms = 1.25 tau (full set 67, 1.05)
+    assert shown(las["A"]["q_last"], pick(12.9, 14.1), 1) and shown(las["A"]["q_last"] / E3_TAU, 0.2, 1), las["A"]
+    assert shown(fk["A"]["q_last"], pick(80, 67), 0) and shown(fk["A"]["q_last"] / E3_TAU, pick(1.25, 1.05), 2), fk["A"]
     # drops LAS 3.8%, FK 0.5% (full set 3.7%, 0.5%)
-    assert 0.035 <= las["A"]["dr"] <= 0.039 and 0.004 <= fk["A"]["dr"] <= 0.006, (las["A"], fk["A"])
+    assert shown(las["A"]["dr"], pick(0.038, 0.037), 3) and shown(fk["A"]["dr"], 0.005, 3), (las["A"], fk["A"])
+
+
+def drops_pct(s: dict, phase: str) -> dict:
+    return {k: 100 * s[k][phase]["dr"] for k in s}
 
 
 def test_t10_phase_b_drops_half():
-    s = e3_summary()
-    for k in ("sm", "las", "fk"):
-        assert 0.45 <= s[k]["B"]["dr"] <= 0.55, (k, s[k]["B"])
+    # SM 49.9%, LAS 52.3%, FK 49.9% (full set LAS 52.1%)
+    d = drops_pct(e3_summary(), "B")
+    assert all(shown(d[k], e, 1) for k, e in zip(("sm", "las", "fk"), (49.9, pick(52.3, 52.1), 49.9))), d
 
 
 def test_t11_phase_d_swap():
@@ -389,6 +432,14 @@ def test_t11_phase_d_swap():
     assert fk["D"]["dr"] > fk["C"]["dr"] and las["D"]["dr"] > las["C"]["dr"]
     assert abs(sm["D"]["dr"] - sm["C"]["dr"]) <= 0.01
     assert sm["D"]["q_last"] > 10 * E3_TAU and las["D"]["q_last"] <= 2 * E3_TAU
+    # drops C -> D: FK 0.5% -> 9.6%, LAS 4.6% -> 12.7% (full set 0.5% -> 9.2%, 4.3% -> 12.0%), SM
+    # 0.001% -> 0% (full set the same)
+    c, d = drops_pct(s, "C"), drops_pct(s, "D")
+    exp = pick({"fk": (0.5, 9.6), "las": (4.6, 12.7)}, {"fk": (0.5, 9.2), "las": (4.3, 12.0)})
+    assert all(shown(c[k], a, 1) and shown(d[k], b, 1) for k, (a, b) in exp.items()), (c, d)
+    assert shown(c["sm"], 0.001, 3) and d["sm"] == 0, (c, d)
+    # the last D window: SM 6,453 ms, LAS 12.5 ms (full set 6,201, 12.5)
+    assert shown(sm["D"]["q_last"], pick(6453, 6201), 0) and shown(las["D"]["q_last"], 12.5, 1), (sm["D"], las["D"])
 
 
 def test_t12_phase_e_no_drops():
@@ -404,10 +455,12 @@ def test_t12_phase_e_no_drops():
            dr={k: s[k]["E"]["dr"] for k in s}, las_fk_last_range=(float(min(last["las"].min(), last["fk"].min())),
                                                                   float(max(last["las"].max(), last["fk"].max()))))
     # drops 0 (full set LAS 0.0025%, FK 0.001%)
-    assert s["sm"]["E"]["dr"] == 0 and s["las"]["E"]["dr"] <= pick(0, 3e-5) and s["fk"]["E"]["dr"] <= pick(0, 1.5e-5), s
-    # last E window 0.44-1.11 ms in every run (full set LAS and FK 0.27-2.24 ms)
-    for k in ("las", "fk"):
-        assert np.all(last[k] <= pick(1.12, 2.25)), (k, last[k])
+    assert s["sm"]["E"]["dr"] == 0, s
+    assert shown(100 * s["las"]["E"]["dr"], pick(0, 0.0025), 4), s["las"]["E"]
+    assert shown(100 * s["fk"]["E"]["dr"], pick(0, 0.001), 4), s["fk"]["E"]
+    # last E window 0.44-1.11 ms in every run for all three (full set 0.27-2.24 ms, SM in 18 of the 20)
+    lf = np.concatenate([last["las"], last["fk"], last["sm"][low]])
+    assert shown(lf.min(), pick(0.44, 0.27), 2) and shown(lf.max(), pick(1.11, 2.24), 2), last
     # SM the same but in the full set's 2 runs with a phase-D backlog: 11.8 and 13.5 s in, 1.2 and 2.7 s out
     assert int((~low).sum()) == pick(0, 2), last["sm"]
     np.testing.assert_allclose(np.sort(first[~low]), pick([], [11849.0, 13492.0]), rtol=1e-3)
@@ -418,11 +471,15 @@ def test_t13_phase_f_sm_diverges():
     s = e3_summary()
     assert s["sm"]["F"]["q_first"] > 2 * E3_TAU and s["las"]["F"]["q_first"] > 2 * E3_TAU
     assert s["sm"]["F"]["q_last"] > s["sm"]["F"]["q_first"]
+    # first F window SM 8,050, LAS 6,538 ms; SM's last 71,802 ms (full set 7,961, 6,430, 71,070)
+    exp = pick((8050, 6538, 71802), (7961, 6430, 71070))
+    got = (s["sm"]["F"]["q_first"], s["las"]["F"]["q_first"], s["sm"]["F"]["q_last"])
+    assert all(shown(g, e, 0) for g, e in zip(got, exp)), got
     # LAS within F (the miss below): back at the bound in 1 run (of 4; of 20 in the full set), mean
     # last-window Q 23,810 ms (full set 30,151)
     last = per_phase(phase_values(e3()["las"], "queueing_latency_mean"))["F"][:, -1]
     assert int(np.sum(last <= E3_TAU)) == 1, last
-    assert abs(s["las"]["F"]["q_last"] / pick(23810.5, 30151.1) - 1) <= 0.001, s["las"]["F"]
+    assert shown(s["las"]["F"]["q_last"], pick(23810, 30151), 0), s["las"]["F"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -440,7 +497,7 @@ def e3_las_mu_inf() -> np.ndarray:
 def test_t13_las_with_mu_inf_recovers_within_f():
     last = per_phase(e3_las_mu_inf())["F"][:, -1]
     record("T13 mu=inf", las_last_f=[round(float(x), 1) for x in last])
-    assert np.all(last <= pick(17.2, 38.5)), last  # 10-17 ms (full set 10-38 ms)
+    assert shown(last.min(), 10, 0) and shown(last.max(), pick(17, 38), 0), last  # 10-17 ms (full set 10-38 ms)
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="T13: LAS back at tau within phase F in 1 run of 4 "
@@ -454,8 +511,21 @@ def test_t13_phase_f_las_recovers_within_the_phase():
 
 def test_t14_phase_g():
     s = e3_summary()
-    assert s["sm"]["G"]["q"] > 10 * E3_TAU and s["sm"]["G"]["q_last"] > 10 * E3_TAU  # SM never recovers
-    assert s["las"]["G"]["q_last"] <= E3_TAU  # LAS back at the bound by the end
+    sm, las = s["sm"]["G"], s["las"]["G"]
+    assert sm["q"] > 10 * E3_TAU and sm["q_last"] > 10 * E3_TAU  # SM never recovers
+    assert las["q_last"] <= E3_TAU  # LAS back at the bound by the end
+    # SM mean 83,299 ms, its windows growing 80,550 -> 86,023 ms (full set 82,359, 79,655 -> 85,032);
+    # LAS enters G with F's backlog, 17,318 ms (full set 26,645), and its last window is 2.7 ms (3.8)
+    exp = pick((83299, 80550, 86023, 17318), (82359, 79655, 85032, 26645))
+    got = (sm["q"], sm["q_first"], sm["q_last"], las["q_first"])
+    assert all(shown(g, e, 0) for g, e in zip(got, exp)) and shown(las["q_last"], pick(2.7, 3.8), 1), (sm, las)
+    # LAS's mean window Q is under tau from G's 2nd window on (full set 3rd), but it drops 61% of G
+    # against FK's 10% (full set 68% and 9%)
+    q = np.nanmean(per_phase(phase_values(e3()["las"], "queueing_latency_mean"))["G"], 0)
+    w = pick(1, 2)
+    assert q[w - 1] > E3_TAU and np.all(q[w:] <= E3_TAU), q
+    d = drops_pct(s, "G")
+    assert shown(d["las"], pick(61, 68), 0) and shown(d["fk"], pick(10, 9), 0), d
 
 
 # --------------------------------------------------------------------------------------------
@@ -511,20 +581,20 @@ def test_t15_tweets_straw_man(tweets_dir):
     assert dr["sm"] == 0                                            # SM drops nothing
     assert cl["sm"] >= 10 * cl["las"] and cl["sm"] >= 10 * cl["fk"]  # and waits at least 10x longer
     # completion latency SM 2,714, LAS 94.0, FK 41.7 ms (full set, 3 seeds: 3,149, 95.6, 41.7)
-    exp = pick({"sm": 2713.8, "las": 93.95, "fk": 41.70}, {"sm": 3149.0, "las": 95.57, "fk": 41.70})
-    assert all(abs(cl[k] / exp[k] - 1) <= 0.001 for k in exp), cl
+    exp = pick({"sm": 2714, "las": 94.0, "fk": 41.7}, {"sm": 3149, "las": 95.6, "fk": 41.7})
+    assert all(shown(cl[k], e, 0 if k == "sm" else 1) for k, e in exp.items()), cl
     # the T15 miss below, measured: LAS 2.3x FK's latency; drops LAS 9.5%, FK 11.3% (full set 9.6%,
     # 11.2%), per window 6.2-13.3% (full set 7.8-12.4%)
-    assert 2.2 <= cl["las"] / cl["fk"] <= 2.35, cl
-    exp = pick({"las": 0.0955, "fk": 0.1128}, {"las": 0.0964, "fk": 0.1123})
-    assert all(abs(dr[k] - exp[k]) <= 0.0005 for k in exp), dr
-    lo, hi = pick((0.0615, 0.133), (0.0780, 0.124))
-    assert lo <= min(win["las"][0], win["fk"][0]) and max(win["las"][1], win["fk"][1]) <= hi, win
+    assert shown(cl["las"] / cl["fk"], 2.3, 1), cl
+    exp = pick({"las": 0.095, "fk": 0.113}, {"las": 0.096, "fk": 0.112})
+    assert all(shown(dr[k], e, 3) for k, e in exp.items()), dr
+    lo, hi = pick((0.062, 0.133), (0.078, 0.124))
+    assert shown(min(win["las"][0], win["fk"][0]), lo, 3) and shown(max(win["las"][1], win["fk"][1]), hi, 3), win
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="T15 on the A24 surrogate: LAS's completion latency is 2.3x FK's "
-                   "(94.0 vs 41.7 ms), not 'very close'; drops LAS 9.5%, FK 11.3% (over the paper's 5-10%) "
-                   "(REPRODUCTION.md)")
+                   "(94.0 vs 41.7 ms; full set 95.6 vs 41.7), not 'very close'; drops LAS 9.5%, FK 11.3% (full set "
+                   "9.6%, 11.2%; over the paper's 5-10%) (REPRODUCTION.md)")
 def test_t15_tweets_las_close_to_full_knowledge(tweets_dir):
     cl, dr, _, _ = t15_values(tweets_dir)
     assert cl["las"] <= 1.25 * cl["fk"]
