@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -161,8 +162,8 @@ def test_an_empty_dataset_is_one_clear_error(tmp_path, family):
     (["--workers", "1000000000"], "workers must be at most 10,000"),
     (["--workers", "0"], "workers"),
     (["--sources", "5000"], "sources must be at most 1,000"),
-    (["--provisioning", "1e9"], "provisioning must be a percentage in (0, 100,000], got 1e+09"),
-    (["--provisioning", "nan"], "provisioning must be a percentage in (0, 100,000], got nan"),
+    (["--provisioning", "1e9"], "provisioning must be a percentage > 0 and at most 100,000, got 1e+09"),
+    (["--provisioning", "nan"], "provisioning must be a percentage > 0 and at most 100,000, got nan"),
 ])
 def test_absurd_grid_sizes_are_refused_before_any_work(clean, tmp_path, args, needle):
     """10^9 workers used to end in a MemoryError traceback (7.45 GiB for one array)."""
@@ -176,12 +177,12 @@ def test_absurd_grid_sizes_are_refused_before_any_work(clean, tmp_path, args, ne
 @pytest.mark.parametrize("args,needle", [
     (["--workers", "1000000000"], "workers must be at most 1,024"),
     (["--error", "inf"], "--error must be in [0, 10], got inf"),
-    (["--range", "1e300"], "no complete window (use a shorter --range)"),
+    (["--range", "1e300"], "no complete window of range 1e+300 s (slide 5e+299 s) fits the dataset's 299.99 s"),
     (["--slide", "1e-300"], "windows over the dataset's 299.99 s; at most 100,000 (use a longer --slide)"),
 ])
 def test_absurd_partition_shedding_settings_are_refused_before_any_work(tmp_path, args, needle):
     """10^9 workers used to end in numpy's MemoryError traceback (373 GiB), a slide of 1e-300 s ran
-    for ever, a range longer than the stream wrote results without a single window."""
+    for ever, a range with no complete window in the stream wrote results without a single window."""
     src = tmp_path / "v.csv"
     src.write_text("ts,key,value\n" + "".join(f"{i / 100:.2f},k{i % 7},{i % 5}\n" for i in range(30000)))
     code, _, err = cli("datasets", "ingest", "csv", src, "--key-column", "key", "--time-column", "ts",
@@ -191,6 +192,24 @@ def test_absurd_partition_shedding_settings_are_refused_before_any_work(tmp_path
                        "--out", tmp_path / "r", *args)
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and len(lines) == 1 and needle in lines[0], err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_range_shorter_than_the_stream_with_no_complete_window_is_refused(tmp_path):
+    """Windows start at multiples of the slide, so a range shorter than the span can still fit no
+    window: a stream over 0.5 .. 300.49 s, range 299.9 s, slide 200 s (the first window starts at 200 s)."""
+    from skewbench.datasets.contract import DatasetWriter
+
+    n = 30000
+    with DatasetWriter(tmp_path / "ds", ["seq", "ts", "key", "value"]) as w:
+        w.append({"seq": np.arange(n, dtype=np.int64), "ts": 0.5 + np.arange(n) / 100,
+                  "key": np.arange(n, dtype=np.int64) % 7, "value": (np.arange(n) % 5).astype(np.float64)})
+        w.commit({"kind": "synthetic", "n_keys": 7})
+    code, _, err = cli("replay", "shedding", "--dataset", tmp_path / "ds", "--strategies", "shedpart",
+                       "--range", "299.9", "--slide", "200", "--out", tmp_path / "r")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1, err
+    assert "no complete window of range 299.9 s (slide 200 s) fits the dataset's 299.99 s" in lines[0], err
     assert not (tmp_path / "r").exists()
 
 

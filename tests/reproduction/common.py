@@ -15,3 +15,8 @@ def record(name: str, **values) -> None:
     if path:
         with open(path, "a") as f:
             f.write(line + "\n")
+
+
+def rounds_to(x: float, value: float, step: float) -> bool:
+    """``x`` equals ``value`` as REPRODUCTION.md writes it (rounded to a multiple of ``step``)."""
+    return abs(x - value) <= step / 2 + 1e-9

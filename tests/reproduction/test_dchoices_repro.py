@@ -696,7 +696,7 @@ def order_of_magnitude_match(ours: float, pilot: float) -> bool:
 
 def test_r9_threshold_small():
     """R9 (Q) small version at m = 1e6, 5 hash seeds (medians): W-C ideal for every
-    theta <= 1/n; lowering theta lowers imbalance; raising z raises RR's; RR at or above W-C,
+    theta <= 1/n; lowering theta never raises imbalance beyond noise; raising z raises RR's; RR at or above W-C,
     far above it at z = 2.0.  Medians compared with the pilot threshold table (order of
     magnitude, no noise floor)."""
     res = {}

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 from skewbench.shedding.engine import operator_data, simulate_operator
-from tests.reproduction.common import record
+from tests.reproduction.common import record, rounds_to
 
 pytestmark = pytest.mark.reproduction
 
@@ -51,7 +51,7 @@ def pick(fast, full):
 
 def shown(x, printed, decimals: int) -> bool:
     """x rounds to `printed` at `decimals` places, the precision REPRODUCTION.md gives it."""
-    return abs(x - printed) <= 0.5 * 10.0 ** -decimals + 1e-9
+    return rounds_to(x, printed, 10.0 ** -decimals)
 
 
 def zipf_keys(rng: np.random.Generator, m: int, n: int, alpha: float) -> np.ndarray:

@@ -71,6 +71,7 @@ from skewbench.datasets.generators import Plan, StreamSpec, generate
 from skewbench import registry
 from skewbench.grouping.base import Batch, WorkerModel
 from skewbench.grouping.engine import ReplayConfig, grid, replay
+from tests.reproduction.common import rounds_to
 
 pytestmark = pytest.mark.reproduction
 
@@ -172,11 +173,6 @@ class Ci:
 
     def __str__(self) -> str:
         return f"{self.mean:.3f} [{self.lo:.3f}, {self.hi:.3f}] (n={self.n})"
-
-
-def rounds_to(x: float, value: float, step: float) -> bool:
-    """``x`` equals ``value`` as REPRODUCTION.md writes it (rounded to a multiple of ``step``)."""
-    return abs(x - value) <= step / 2 + 1e-9
 
 
 def ci_is(ci: "Ci", mean: float, lo: float, hi: float, step: float = 1e-3) -> bool:
@@ -639,15 +635,17 @@ def _dist_table():
     "Z0.5",
 ])
 def test_T2_low_skew_gain_about_4pct(label):
-    """T2: under Uniform and Zipf-0.5 OSG beats RR by only ≈4% on average: the gain interval
-    holds 4% (no slack).  At Zipf-0.5 it holds 0 as well, so the row is inconclusive."""
+    """T2: under Uniform and Zipf-0.5 OSG beats RR by ≈4% on average (the paper): the gain interval
+    holds 4% (no slack).  At Zipf-0.5 it holds 0 as well, so the row is inconclusive; under Uniform
+    it misses (the xfail; what we measure there: test_T2_uniform_osg_about_rr)."""
     sw = dist_sweep(dict(DISTS)[label])
     gain, lam = sw.gain("osg"), sw.ci("osg")
     record(f"T2 [{label}]", streams=40, seeds=3, gain=gain, lambda_osg=lam,
            gain_osg_lit=sw.gain("osg-lit"), lambda_fk_osg=sw.ci("fk-osg"))
     assert gain.contains(0.04), (label, gain)
     assert gain.contains(0.0), (label, gain)
-    assert ci_is(gain, 0.009, -0.027, 0.044) and rounds_to(lam.mean, 1.022, 1e-3), (gain, lam)
+    if label == "Z0.5":
+        assert ci_is(gain, 0.009, -0.027, 0.044) and rounds_to(lam.mean, 1.022, 1e-3), (gain, lam)
 
 
 @pytest.mark.slow

@@ -129,7 +129,8 @@ class ReplayConfig:
         if self.window_seconds is not None and not self.window_seconds > 0:
             raise SkewbenchError(f"window must be > 0 seconds, got {self.window_seconds}")
         if self.provisioning is not None and not (0 < self.provisioning <= MAX_PROVISIONING):
-            raise SkewbenchError(f"provisioning must be a percentage in (0, {MAX_PROVISIONING:,}], got {self.provisioning:g}")
+            raise SkewbenchError(f"provisioning must be a percentage > 0 and at most {MAX_PROVISIONING:,}, "
+                                 f"got {self.provisioning:g}")
         if not isinstance(self.latency, bool):
             raise SkewbenchError(f"latency must be true or false, got {self.latency!r}")
 

@@ -91,12 +91,12 @@ def _adjust(cls: type, coords: dict[str, int]) -> dict[str, int]:
 def grid(strategies: Sequence[str], provisioning: Sequence[int], workers: Sequence[int], seeds: Sequence[int],
          params: dict[str, dict[str, list[Any]]] | None = None) -> list[Cell]:
     """Cells: operator strategies x provisioning, partition strategies x workers, x seeds."""
-    over = [v for v in workers if isinstance(v, (int, np.integer)) and v > MAX_WORKERS]
+    cells = shared.grid(FAMILY, strategies, {"provisioning": list(provisioning), "workers": list(workers)}, seeds,
+                        params, _adjust)
+    over = [c.workers for c in cells if c.workers > MAX_WORKERS]  # operator cells have one worker
     if over:
         raise SkewbenchError(f"workers must be at most {MAX_WORKERS:,} (a partition cell keeps a count per key and "
                              f"worker), got {over[0]:,}")
-    cells = shared.grid(FAMILY, strategies, {"provisioning": list(provisioning), "workers": list(workers)}, seeds,
-                        params, _adjust)
     for c in cells:
         make(c)  # bad parameter values fail before any work
     return cells
@@ -274,16 +274,25 @@ def window_of(ds, config: ShedConfig, ts: np.ndarray | None = None) -> tuple[flo
 def check_windows(ds, config: ShedConfig) -> tuple[float, float]:
     """The (range, slide) of a dataset's partition cells, refused when no complete window fits its
     span or when there would be more than :data:`MAX_WINDOWS`."""
+    from skewbench.shedding.shedpart import _window_range
+
     t = ds.read_table(["ts"]).column("ts").to_numpy()
     r, s = window_of(ds, config, t)
     span = float(t[-1] - t[0]) if len(t) else 0.0
-    if r > span:
-        raise SkewbenchError(f"window range {r:g} s is longer than the dataset's span ({span:g} s): no complete "
-                             "window (use a shorter --range)")
-    windows = (span - r) / s + 1
-    if not windows <= MAX_WINDOWS:
-        raise SkewbenchError(f"a slide of {s:g} s makes {windows:.3g} windows over the dataset's {span:g} s; at most "
+    if span <= 0:
+        raise SkewbenchError("the dataset's tuples all have one timestamp: no time window fits (partition shedders "
+                             "aggregate over windows of dataset time)")
+    estimate = (span - r) / s + 1  # before counting exactly: a tiny slide must not loop
+    if estimate > 2 * MAX_WINDOWS:
+        raise SkewbenchError(f"a slide of {s:g} s makes {estimate:.3g} windows over the dataset's {span:g} s; at most "
                              f"{MAX_WINDOWS:,} (use a longer --slide)")
+    k0, k1 = _window_range(float(t[0]), float(t[-1]), r, s)  # the windows the replay computes
+    if k1 < k0:
+        raise SkewbenchError(f"no complete window of range {r:g} s (slide {s:g} s) fits the dataset's {span:g} s "
+                             "(use a shorter --range)")
+    if k1 - k0 + 1 > MAX_WINDOWS:
+        raise SkewbenchError(f"a slide of {s:g} s makes {k1 - k0 + 1:,} windows over the dataset's {span:g} s; at "
+                             f"most {MAX_WINDOWS:,} (use a longer --slide)")
     return r, s
 
 
@@ -378,6 +387,7 @@ def run_cell(ds_path: str, cell: Cell, config: ShedConfig) -> tuple[dict, list[d
 
 def replay(ds_path: str, cells: Sequence[Cell], config: ShedConfig, executor: shared.Executor) -> Replayed:
     t0 = time.perf_counter()
+    config.check()
     if any(registry.get(FAMILY, c.strategy).kind == "partition" for c in cells):
         check_windows(open_dataset(ds_path), config)  # before any cell runs
     done = executor(lambda c: run_cell(str(ds_path), c, config), list(cells), "shedding cells")
