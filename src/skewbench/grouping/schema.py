@@ -124,13 +124,6 @@ LATENCY_SUMMARY = tuple(f.name for f in (*COLUMNS, *METRICS)
 LATENCY_SERIES = tuple(f.name for f in METRICS if f.table == "series" and SIMULATED in (f.not_null_if or ""))
 
 
-SUMMARY = ("latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "latency_min",
-                   "latency_cdf", "latency_worker_mean_max", "exec_mean", "queue_delay_mean", "throughput",
-                   "latency_mean_rr", "speedup_vs_rr", "gain_vs_rr")
-#: the series' queue-simulation columns
-LATENCY_SERIES = ("latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max")
-
-
 SUMMARY = (
     "cell_id", "dataset", "dataset_fingerprint", "tuples", "keys",
     "strategy", "workers", "sources", "seed", "params",
