@@ -16,7 +16,6 @@ import itertools
 import json
 import operator
 import os
-import shutil
 import tempfile
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
@@ -185,7 +184,7 @@ def replay_to_dir(family: str, ds_path: str | os.PathLike, cells: Sequence[Cell]
                   engine_name: str = "local") -> dict[str, Any]:
     """Run ``run(scratch)`` (the family's engine) and write its results directory; returns the
     manifest.  The scratch directory is removed whatever happens; nothing is written on error."""
-    from skewbench.datasets.contract import open_dataset
+    from skewbench.datasets.contract import discard_dir, open_dataset
     from skewbench.results import write_results
 
     out = Path(out_dir)
@@ -196,7 +195,7 @@ def replay_to_dir(family: str, ds_path: str | os.PathLike, cells: Sequence[Cell]
     try:
         res = run(scratch)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        discard_dir(scratch)  # a failed job's other tasks may still be writing into it
     manifest = {
         "dataset": {"path": str(Path(ds_path).absolute()), "name": ds.name, "fingerprint": ds.meta["fingerprint"],
                     "tuples": ds.tuples},

@@ -15,13 +15,12 @@ Environment (:mod:`skewbench.settings`): ``SKEWBENCH_SPARK_MASTER`` (default ``l
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import threading
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from skewbench.datasets.contract import PartInfo, check_target, finalize, staging_dir
+from skewbench.datasets.contract import PartInfo, check_target, discard_dir, finalize, staging_dir
 from skewbench.datasets.generators import Plan, StreamSpec, write_blocks
 
 
@@ -128,7 +127,7 @@ def generate_on_spark(spark, spec: StreamSpec, out_dir: str | os.PathLike, parti
         parts = [PartInfo.from_dict(d) for r in results for d in r]
         return finalize(tmp, out_dir, parts, {**plan.metadata(name), "columns": spec.columns}, overwrite)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        discard_dir(tmp)  # the failed job's other tasks may still be writing parts into it
         raise
 
 

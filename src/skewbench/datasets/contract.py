@@ -59,6 +59,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -323,6 +324,32 @@ def replace_dir(tmp: str | os.PathLike, out: str | os.PathLike) -> None:
     os.rename(tmp, out)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def discard_dir(path: str | os.PathLike, settle: float = 30.0) -> None:
+    """Remove a staging or scratch directory that tasks of a failed job may still be writing to.
+
+    When one Spark task fails, the job fails at once, but its other tasks can go on writing for a
+    moment.  A plain ``rmtree`` leaves the directory behind if a part is created after it has
+    listed the files.  So the directory is first renamed: a late writer's open by the old path
+    then fails, as nothing creates the missing parent.  The renamed directory is removed until it
+    is gone; a file opened just before the rename is caught by the next pass.  Gives up after
+    ``settle`` seconds of retries (a file system refusing to delete), leaving the hidden name.
+    """
+    p = Path(path)
+    if not p.exists():
+        return
+    gone = p.parent / f"{p.name}.discarded-{uuid.uuid4().hex[:8]}"
+    try:
+        os.rename(p, gone)
+    except OSError:
+        gone = p
+    deadline = time.monotonic() + settle
+    while True:
+        shutil.rmtree(gone, ignore_errors=True)
+        if not gone.exists() or time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
 
 
 def _json_default(o: Any) -> Any:

@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -79,7 +78,7 @@ from skewbench.jit import njit
 
 from skewbench import registry
 from skewbench import replay as _replay
-from skewbench.datasets.contract import Dataset, open_dataset
+from skewbench.datasets.contract import Dataset, discard_dir, open_dataset
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.optimum import best_max_load
 from skewbench.grouping.base import Batch, WorkerModel
@@ -681,7 +680,7 @@ def replay(ds_path: str | os.PathLike, cells: Sequence[Cell], config: ReplayConf
         return ReplayResult(summary, series, time.perf_counter() - t_start)
     finally:
         if own_scratch:
-            shutil.rmtree(scratch_dir, ignore_errors=True)
+            discard_dir(scratch_dir)  # a failed job's other tasks may still be writing into it
 
 
 def _block_progress(progress: Callable[[str], None], total: int, every: float = 10.0) -> Callable[[int], None]:
