@@ -163,3 +163,15 @@ def test_fingerprint_known_answers():
     with_cost = {**cols, "cost": np.array([1.0, 2.0, 0.5, 6.4, 0.1])}
     assert fingerprint_digest(fingerprint_partial(with_cost), ["seq", "ts", "key", "cost"]) == \
         "4d1dd466d4fe8602736333c197f8933e"
+
+
+def test_first_and_last_value_are_the_stream_ends(tmp_path):
+    """Dataset.first_value / last_value (one small read each) equal the ends of a full read, over
+    several parts; the shedding window check reads the time span this way."""
+    generate(StreamSpec.zipf(1.0, 100, 4500, seed=2, block_size=1000), tmp_path / "d")
+    ds = open_dataset(tmp_path / "d")
+    assert len(ds.files) == 5
+    for c in ("seq", "ts", "key"):
+        full = ds.read_table([c]).column(c).to_numpy()
+        assert (ds.first_value(c), ds.last_value(c)) == (float(full[0]), float(full[-1]))
+    assert ds.last_value("seq") == 4499

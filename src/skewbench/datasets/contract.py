@@ -490,6 +490,19 @@ class Dataset:
             return float(b[column][0])
         raise DatasetError(f"{self.path}: no tuples")
 
+    def last_value(self, column: str) -> float:
+        """The last tuple's value of ``column`` (reads one row group of the last file)."""
+        for f in reversed(self.files):
+            try:
+                pf = pq.ParquetFile(f, page_checksum_verification=True)
+                for g in reversed(range(pf.num_row_groups)):
+                    col = pf.read_row_group(g, columns=[column]).column(column)
+                    if len(col):
+                        return float(col[-1].as_py())
+            except (pa.ArrowException, OSError) as e:
+                raise DatasetError(f"{self.path}: cannot read {f.name}: {_one_line(e)}") from None
+        raise DatasetError(f"{self.path}: no tuples")
+
     def read_table(self, columns: Sequence[str] | None = None) -> pa.Table:
         cols = list(columns) if columns is not None else self.columns
         try:

@@ -254,15 +254,13 @@ def run_operator(ds, cell: Cell, config: ShedConfig) -> tuple[dict, list[dict]]:
 # partition cells
 
 
-def window_of(ds, config: ShedConfig, ts: np.ndarray | None = None) -> tuple[float, float]:
-    """The (range, slide) in seconds for a dataset: the options, its metadata, or a tenth of its
-    span (slide: half the range)."""
+def window_of(ds, config: ShedConfig, span: float) -> tuple[float, float]:
+    """The (range, slide) in seconds for a dataset whose arrival times span ``span`` seconds: the
+    options, its metadata, or a tenth of the span (slide: half the range)."""
     meta = ds.meta.get("shedpart_window") or {}
     r = config.range_s or meta.get("range_s")
     s = config.slide_s or (meta.get("slide_s") if config.range_s is None else None)
     if r is None:
-        t = ds.read_table(["ts"]).column("ts").to_numpy() if ts is None else ts
-        span = float(t[-1] - t[0]) if len(t) > 1 else 0.0
         r = span / 10.0 if span > 0 else 1.0
     r = float(r)
     s = float(s) if s else r / 2.0
@@ -276,9 +274,10 @@ def check_windows(ds, config: ShedConfig) -> tuple[float, float]:
     span or when there would be more than :data:`MAX_WINDOWS`."""
     from skewbench.shedding.shedpart import _window_range
 
-    t = ds.read_table(["ts"]).column("ts").to_numpy()
-    r, s = window_of(ds, config, t)
-    span = float(t[-1] - t[0]) if len(t) else 0.0
+    # arrival times never decrease: the first and the last are two small reads
+    t0, t1 = (ds.first_value("ts"), ds.last_value("ts")) if ds.tuples else (0.0, 0.0)
+    span = t1 - t0
+    r, s = window_of(ds, config, span)
     if span <= 0:
         raise SkewbenchError("the dataset's tuples all have one timestamp: no time window fits (partition shedders "
                              "aggregate over windows of dataset time)")
@@ -286,7 +285,7 @@ def check_windows(ds, config: ShedConfig) -> tuple[float, float]:
     if estimate > 2 * MAX_WINDOWS:
         raise SkewbenchError(f"a slide of {s:g} s makes {estimate:.3g} windows over the dataset's {span:g} s; at most "
                              f"{MAX_WINDOWS:,} (use a longer --slide)")
-    k0, k1 = _window_range(float(t[0]), float(t[-1]), r, s)  # the windows the replay computes
+    k0, k1 = _window_range(t0, t1, r, s)  # the windows the replay computes
     if k1 < k0:
         raise SkewbenchError(f"no complete window of range {r:g} s (slide {s:g} s) fits the dataset's {span:g} s "
                              "(use a shorter --range)")
@@ -309,7 +308,7 @@ def run_partition(ds, cell: Cell, config: ShedConfig) -> tuple[dict, list[dict]]
     keys = t.column("key").to_numpy().astype(np.int64)
     values = t.column("value").to_numpy().astype(np.float64)
     strat = make(cell)
-    r, s = window_of(ds, config, ts)
+    r, s = window_of(ds, config, float(ts[-1] - ts[0]) if len(ts) > 1 else 0.0)
     cfg = strat.config(r, s, cell.workers, config.error, config.confidence)
     win = shedpart.replay(ts, keys, values, cfg, cell.seed)
     L, Lp = np.asarray(win.loads, dtype=np.float64), np.asarray(win.loads_after, dtype=np.float64)
