@@ -443,3 +443,43 @@ def test_option_errors(tmp_path):
     with pytest.raises(SkewbenchError, match="time-unit"):
         ingest("csv", [f], tmp_path / "o", key_column="k", time_column="t", time_unit=0)
     assert not (tmp_path / "o").exists()
+
+
+# ------------------------------------------------------------------------------------------
+# key values: what an engine's partitioner hashes (Dataset.key_values)
+
+def _csv_keys(path: Path, keys: list[str]) -> Path:
+    path.write_text("key\n" + "".join(f"{k}\n" for k in keys))
+    return path
+
+
+def test_numeric_trace_keys_are_its_key_values(tmp_path):
+    """A trace whose keys are all decimal int64 texts gives their values by dense id: negative ones,
+    ones beyond 2^32 and the int64 extremes included."""
+    keys = ["-5", "4294967297", "0", "-9223372036854775808", "9223372036854775807", "-5", "17", "4294967297"]
+    ingest("csv", [_csv_keys(tmp_path / "k.csv", keys)], tmp_path / "d", key_column="key")
+    ds = open_dataset(tmp_path / "d")
+    values = ds.key_values()
+    assert values is not None and values.dtype == np.int64
+    assert values.tolist() == [-5, 4294967297, 0, -2**63, 2**63 - 1, 17]  # ids in order of first appearance
+    ids = ds.read_keys()
+    assert [int(values[i]) for i in ids] == [int(k) for k in keys]
+
+
+@pytest.mark.parametrize("bad", ["007", "-0", "+3", "1e3", "9223372036854775808", "-9223372036854775809", "a1",
+                                 " 5"])
+def test_keys_that_are_not_canonical_int64_text_keep_the_dense_ids(tmp_path, bad):
+    """One key that is not the canonical decimal text of an int64 (a leading zero or sign, an
+    exponent, beyond int64, a letter, a space) and the dense ids are the values: an engine would
+    hash that key's text, not a number."""
+    ingest("csv", [_csv_keys(tmp_path / "k.csv", ["1", "2", bad, "3"])], tmp_path / "d", key_column="key")
+    ds = open_dataset(tmp_path / "d")
+    assert ds.key_dictionary()["name"].to_pylist() == ["1", "2", bad, "3"]
+    assert ds.key_values() is None
+
+
+def test_a_synthetic_stream_has_no_key_values(tmp_path):
+    from skewbench.datasets.generators import StreamSpec, generate
+
+    generate(StreamSpec.zipf(1.0, 50, 500, seed=1), tmp_path / "z")
+    assert open_dataset(tmp_path / "z").key_values() is None

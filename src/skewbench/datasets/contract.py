@@ -536,6 +536,29 @@ class Dataset:
                                "(regenerate the dataset)")
         return table
 
+    def key_values(self) -> np.ndarray | None:
+        """The keys' values as 64-bit integers, indexed by dense key id, when the key dictionary
+        names every key by the canonical decimal text of one (``-?[1-9][0-9]*`` or ``0`` within
+        int64: a trace of numeric ids, such as user or job ids); ``None`` otherwise (a synthetic
+        stream, or keys that are not numbers), when the dense ids are the values.  This is what an
+        engine's partitioner would hash: the real key, not its position in the dictionary."""
+        import pyarrow.compute as pc
+
+        table = self.key_dictionary()
+        if table is None or table.num_rows != self.n_keys:
+            return None
+        ids = to_numpy(table.column("key").combine_chunks())
+        names = table.column("name").combine_chunks()
+        if not np.array_equal(ids, np.arange(self.n_keys)):
+            return None
+        if not pc.all(pc.match_substring_regex(names, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
+            return None
+        try:
+            values = pc.cast(names, pa.int64())
+        except pa.ArrowInvalid:  # beyond int64
+            return None
+        return np.ascontiguousarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
+
     def key_dictionary(self) -> pa.Table | None:
         p = self.path / KEYS_FILE
         if not p.exists():

@@ -72,6 +72,14 @@ class Strategy:
     #: W-C and RR 1.05, OSG 1.3 at n = 5); only used to deal the replay's cells evenly over
     #: parallel tasks
     route_cost: ClassVar[float] = 1.0
+    #: True when the strategy hashes a key's *value* as a real engine would see it (a trace's
+    #: numeric ids: :meth:`skewbench.datasets.contract.Dataset.key_values`) rather than the dense
+    #: key id; the engine then calls :meth:`bind_key_values` before the first :meth:`route`
+    uses_key_values: ClassVar[bool] = False
+    #: the offline best-balance relaxation that contains the strategy's routing
+    #: (:mod:`skewbench.grouping.optimum`): ``"whole"`` (every key on one worker), ``"two"`` (each
+    #: key split over its two hash choices F_1, F_2 under the cell's seed), ``"any"`` (anywhere)
+    relaxation: ClassVar[str] = "any"
 
     def __init__(self, workers: int, sources: int = 1, seed: int = 0,
                  worker_model: WorkerModel | None = None, **params: Any):
@@ -90,7 +98,19 @@ class Strategy:
         self.seed = int(seed)
         self.worker_model = worker_model or WorkerModel.uniform(self.workers)
         self.params: dict[str, Any] = {**self.defaults, **params}
+        #: the keys' values (int64, indexed by dense key id) when bound, else None: the ids
+        self.key_values: np.ndarray | None = None
         self._setup()
+
+    def bind_key_values(self, values: np.ndarray | None) -> None:
+        """Route as if tuple key ``k`` were the value ``values[k]`` (int64, one entry per dense
+        key id; ``None``: the ids themselves).  Only strategies with :attr:`uses_key_values`
+        read it; call it before the first :meth:`route`."""
+        if values is not None:
+            values = np.ascontiguousarray(values, dtype=np.int64)
+            if values.ndim != 1:
+                raise SkewbenchError(f"{self.name}: key values must be a 1-d array, got shape {values.shape}")
+        self.key_values = values
 
     def _setup(self) -> None:
         """Validate ``self.params`` (raise SkewbenchError) and allocate the state."""

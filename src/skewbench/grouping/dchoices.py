@@ -715,6 +715,7 @@ class _Routed(Strategy):
 class KG(_Routed):
     name = "kg"
     route_cost = 0.1
+    relaxation = "whole"
     description = "key grouping: every key to F_1(key) (hashing)"
     defaults: dict[str, Any] = {}
     param_docs: dict[str, str] = {}
@@ -747,6 +748,7 @@ class SG(_Routed):
 class PKG(_Routed):
     name = "pkg"
     route_cost = 0.15
+    relaxation = "two"
     description = "partial key grouping: least locally loaded of F_1(key), F_2(key)"
     defaults: dict[str, Any] = {}
     param_docs: dict[str, str] = {}
@@ -809,6 +811,7 @@ class HeadAware(_Routed):
     """Algorithm 1 (spec 2.5): a SpaceSaving head per source, PKG for the tail."""
 
     route_cost = 1.05
+    relaxation = "two"  # the tail's two choices; a head key outside them may go anywhere
 
     defaults: dict[str, Any] = dict(_HEAD_DEFAULTS)
     param_docs: dict[str, str] = dict(_HEAD_DOCS)
