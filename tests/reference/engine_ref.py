@@ -61,6 +61,18 @@ def replay_ref(rows, make_strategy, n, s, window, provisioning=None, mean_cost=N
         series.append(max(cum) / sum(cum) - 1.0 / n)
     pairs = {(rows[i][2], assign[i]) for i in range(m)}
     keys = {r[2] for r in rows}
+    # aggregation cost per window, from scratch: each key's set of workers within the window
+    merge, wrep, card = [], [], []
+    for t, end in enumerate(ends):
+        lo = 0 if t == 0 else ends[t - 1]
+        workers_of: dict[int, set[int]] = {}
+        for i in range(lo, end):
+            workers_of.setdefault(rows[i][2], set()).add(assign[i])
+        merge.append(sum(len(ws) for ws in workers_of.values() if len(ws) >= 2))
+        per_worker = [sum(1 for ws in workers_of.values() if w in ws) for w in range(n)]
+        mean = sum(per_worker) / n
+        wrep.append(sum(per_worker) / len(workers_of))
+        card.append((max(per_worker) - mean) / mean)
 
     def q(p):
         srt = sorted(lat)
@@ -75,4 +87,7 @@ def replay_ref(rows, make_strategy, n, s, window, provisioning=None, mean_cost=N
         "latency_p50": q(0.5), "latency_p95": q(0.95), "latency_p99": q(0.99),
         "speedup_vs_rr": math.fsum(lat_rr) / math.fsum(lat),
         "pairs": len(pairs), "replication": len(pairs) / len(keys),
+        "merge_series": merge, "merge_partials": sum(merge) / len(merge),
+        "window_replication": sum(wrep) / len(wrep), "cardinality_series": card,
+        "cardinality_imbalance": sum(card) / len(card),
     }

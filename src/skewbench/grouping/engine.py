@@ -59,8 +59,21 @@ Metrics (per cell)
 * Memory (dchoices.spec.md 3.5): ``pairs`` (distinct (key, worker) pairs), ``replication``
   (pairs per distinct key), ``replicas_max``, ``replicas_head_mean`` over the true head
   (``f_k / m >= 1/(5n)``), and head/tail load per worker (3.3).
-* The strategy's own statistics (``d``, head size, OSG's RUN index, ...), and the simulator's
-  throughput.
+* Aggregation cost per window (practice.spec.md 3): ``merge_partials`` (the partial records a
+  windowed aggregation downstream must merge: keys that reached two or more workers within the
+  window, one record per worker; 0 for key grouping), ``window_replication`` ((key, worker) pairs
+  per distinct key within a window) and ``cardinality_imbalance`` ((largest - mean) / mean of
+  the distinct keys per worker in a window), averaged over the windows with tuples.
+* The strategy's own statistics (``d``, head size, OSG's RUN index, a two-phase strategy's
+  merge messages, ...), and the simulator's throughput.
+
+Key values
+----------
+Strategies that hash what an engine would see (``Strategy.uses_key_values``: Kafka's, Flink's
+and Spark's partitioners) are given the dataset's key values
+(:meth:`~skewbench.datasets.contract.Dataset.key_values`: a trace's numeric ids, such as user or
+job ids, read once by the driver and shipped to the tasks through the scratch directory); on a
+dataset whose keys are not numbers, or a synthetic one, they hash the dense ids.
 """
 
 from __future__ import annotations
@@ -172,6 +185,9 @@ class Prepass:
     window_ends: np.ndarray  # int64: seq of the last tuple of each window (inclusive ends + 1)
     ts_first: float  # the first tuple's ts (dataset time mode)
     ts_last: float  # the last tuple's ts (windows of dataset time only)
+    #: the keys' values (Dataset.key_values) are in the scratch directory, for the strategies
+    #: that hash them (Strategy.uses_key_values); False: the dense ids are the values
+    key_values: bool = False
 
 
 def prepass(ds: Dataset, config: ReplayConfig) -> Prepass:
@@ -258,6 +274,8 @@ class RoutePartial:
     window_counts: np.ndarray  # int64[T, n]
     head_counts: np.ndarray  # int64[n]: tuples of true-head keys per worker
     pairs_file: str  # the cell's (key, worker) bit set
+    agg_win: np.ndarray  # int64[T, 2]: per window, partial records to merge (keys on >= 2 workers), distinct keys
+    keys_win: np.ndarray  # int64[T, n]: distinct keys each worker received in each window
     stats: dict[str, float]
     window_stats: list[dict[str, float]]  # at the end of each window
     route_seconds: float
@@ -276,18 +294,44 @@ class QueuePartial:
 
 
 @njit(cache=True)
-def _account(workers, keys, widx, seq0, s, head_mask, counts, wcounts, head_counts, bits):
-    """Per-source and per-worker, per-window and true-head tuple counts, and the (key, worker)
-    bit set, of a block of routed tuples (one pass; the block starts at stream position ``seq0``
-    and tuple ``seq`` belongs to source ``seq % s``)."""
+def _account(workers, keys, widx, seq0, s, head_mask, counts, wcounts, head_counts, bits, wbits, wlast, wreps,
+             agg_win, keys_win):
+    """Per-source and per-worker, per-window and true-head tuple counts, the (key, worker) bit
+    set, and the aggregation cost of each window, of a block of routed tuples (one pass; the
+    block starts at stream position ``seq0`` and tuple ``seq`` belongs to source ``seq % s``).
+
+    ``wbits[k]`` holds key k's workers within window ``wlast[k]`` (a row is cleared when its key
+    first appears in a later window) and ``wreps[k]`` their number: a key's first tuple of window
+    t adds one to ``agg_win[t, 1]`` (distinct keys), a new (key, worker) pair of the window one to
+    ``keys_win[t, w]`` and to ``agg_win[t, 0]`` the records it adds to the merge (2 when the key
+    reaches its second worker, 1 for each further one)."""
     j = seq0 % s
+    words = bits.shape[1]
     for i in range(keys.shape[0]):
         w = workers[i]
         k = keys[i]
+        t = widx[i]
         counts[j, w] += 1
-        wcounts[widx[i], w] += 1
+        wcounts[t, w] += 1
         head_counts[w] += np.int64(head_mask[k])  # no branch: head and tail keys interleave at random
-        bits[k, w >> 6] |= np.uint64(1) << np.uint64(w & 63)
+        word = w >> 6
+        bit = np.uint64(1) << np.uint64(w & 63)
+        bits[k, word] |= bit
+        if wlast[k] != t:
+            wlast[k] = t
+            wreps[k] = 0
+            agg_win[t, 1] += 1
+            for q in range(words):
+                wbits[k, q] = np.uint64(0)
+        if (wbits[k, word] & bit) == 0:
+            wbits[k, word] |= bit
+            r = wreps[k]
+            wreps[k] = r + 1
+            keys_win[t, w] += 1
+            if r == 1:
+                agg_win[t, 0] += 2
+            elif r > 1:
+                agg_win[t, 0] += 1
         j += 1
         if j == s:
             j = 0
@@ -320,11 +364,13 @@ class _CellRun:
     False), the worker queues and, for the cell that carries it, the round-robin baseline."""
 
     def __init__(self, idx: int, cell: Cell, pre: Prepass, key_counts: np.ndarray, config: ReplayConfig,
-                 with_rr: bool):
+                 with_rr: bool, key_values: np.ndarray | None = None):
         n, s = cell.workers, cell.sources
         self.idx, self.cell, self.n, self.s = idx, cell, n, s
         self.model = _worker_model(config, n)
         self.strat = make_strategy(cell, self.model)
+        if type(self.strat).uses_key_values:
+            self.strat.bind_key_values(key_values)
         self.timed = type(self.strat).uses_costs
         self.simulate = config.latency
         self.head_mask = key_counts >= pre.tuples / (5.0 * n)
@@ -333,6 +379,11 @@ class _CellRun:
         self.wcounts = np.zeros((T, n), dtype=np.int64)
         self.head_counts = np.zeros(n, dtype=np.int64)
         self.bits = np.zeros((pre.n_keys, (n + 63) // 64), dtype=np.uint64)
+        self.wbits = np.zeros_like(self.bits)
+        self.wlast = np.full(pre.n_keys, -1, dtype=np.int32)
+        self.wreps = np.zeros(pre.n_keys, dtype=np.int32)
+        self.agg_win = np.zeros((T, 2), dtype=np.int64)
+        self.keys_win = np.zeros((T, n), dtype=np.int64)
         self.wstats: list[dict[str, float]] = []  # at the end of each window
         self.elapsed = 0.0
         self.routed = 0
@@ -368,7 +419,7 @@ class _CellRun:
                 while len(self.wstats) <= t:
                     self.wstats.append(strat.window_stats())
         _account(workers, key, widx, seq[0], self.s, self.head_mask, self.counts, self.wcounts,
-                 self.head_counts, self.bits)
+                 self.head_counts, self.bits, self.wbits, self.wlast, self.wreps, self.agg_win, self.keys_win)
         self.routed += len(seq)
         if not self.simulate:
             return
@@ -387,7 +438,8 @@ class _CellRun:
         np.save(pairs_file, self.bits)
         while len(self.wstats) < T:
             self.wstats.append(self.strat.window_stats())
-        part = RoutePartial(self.idx, self.counts, self.wcounts, self.head_counts, pairs_file, self.strat.summary(),
+        part = RoutePartial(self.idx, self.counts, self.wcounts, self.head_counts, pairs_file, self.agg_win,
+                            self.keys_win, self.strat.summary(),
                             self.wstats, self.elapsed, self.routed)
         if self.state is None:
             return part, None
@@ -409,7 +461,9 @@ def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], r
     when the queues are simulated or a strategy decides by them."""
     ds = open_dataset(ds_path)
     key_counts = _key_counts(pre, scratch)
-    runs = [_CellRun(i, cells[i], pre, key_counts, config, i in rr_cells) for i in cell_idxs]
+    values = np.load(os.path.join(scratch, "key_values.npy")) if pre.key_values and any(
+        registry.get(FAMILY, cells[i].strategy).uses_key_values for i in cell_idxs) else None
+    runs = [_CellRun(i, cells[i], pre, key_counts, config, i in rr_cells, values) for i in cell_idxs]
     if not runs:
         return []
     timed = config.latency or any(r.timed for r in runs)
@@ -551,6 +605,10 @@ def combine_cell(cell: Cell, route: RoutePartial, queue: QueuePartial | None, rr
     head = key_counts >= m / (5.0 * n)
     pairs = int(replicas.sum())
     best, basis = best_max_load(cell.strategy, key_counts, bits, n, cell.seed)
+    agg, kwin = route.agg_win, route.keys_win
+    active = agg[:, 1] > 0  # windows with tuples
+    kmean = kwin.mean(axis=1)
+    card = np.divide(kwin.max(axis=1) - kmean, kmean, out=np.zeros(T), where=active)
     row: dict[str, Any] = {
         "cell_id": cell.cell_id,
         "dataset": ds_meta.get("name"),
@@ -584,6 +642,9 @@ def combine_cell(cell: Cell, route: RoutePartial, queue: QueuePartial | None, rr
         "replicas_max": int(replicas.max()) if len(replicas) else 0,
         "replicas_head_mean": float(replicas[head].mean()) if head.any() else 0.0,
         "head_keys_true": int(head.sum()),
+        "merge_partials": float(agg[active, 0].mean()) if active.any() else 0.0,
+        "window_replication": float(np.mean(kwin[active].sum(axis=1) / agg[active, 1])) if active.any() else 1.0,
+        "cardinality_imbalance": float(card[active].mean()) if active.any() else 0.0,
         "stats": json.dumps({k: float(v) for k, v in route.stats.items()}, sort_keys=True),
         "route_seconds": float(route.route_seconds),
         "sim_tuples_per_s": float(m / max(1e-9, route.route_seconds)),
@@ -603,6 +664,7 @@ def combine_cell(cell: Cell, route: RoutePartial, queue: QueuePartial | None, rr
             "seed": cell.seed, "metrics": row["metrics"], "window": t, "seq_start": start, "seq_end": end,
             "tuples": int(wc.sum()), "imbalance_cum": _imbalance(c), "imbalance_win": _imbalance(wc),
             "worker_tuples_cum": c.astype(np.int64).tolist(), "worker_tuples_win": wc.astype(np.int64).tolist(),
+            "merge_partials": int(agg[t, 0]), "cardinality_imbalance": float(card[t]) if active[t] else None,
             **dict.fromkeys(LATENCY_SERIES),
             "stats": json.dumps({k: float(v) for k, v in route.window_stats[t].items()}, sort_keys=True),
         }
@@ -655,6 +717,11 @@ def replay(ds_path: str | os.PathLike, cells: Sequence[Cell], config: ReplayConf
         key_counts = pre.key_counts
         np.save(os.path.join(scratch_dir, "key_counts.npy"), key_counts)
         pre.key_counts = None  # tasks load it from the scratch directory
+        if any(registry.get(FAMILY, c.strategy).uses_key_values for c in cells):
+            values = ds.key_values()
+            if values is not None:
+                np.save(os.path.join(scratch_dir, "key_values.npy"), values)
+                pre.key_values = True
         # RR baseline: once per distinct worker count, carried by the first cell with it
         rr_for: dict[int, int] = {}
         for i, c in enumerate(cells):

@@ -95,6 +95,14 @@ METRICS = (
            dtype="int64"),
     Metric("replicas_head_mean", "mean number of workers per true-head key", "workers", False, (0, None)),
     Metric("head_keys_true", "keys with f_k/m >= 1/(5n)", "keys", None, (0, None), dtype="int64"),
+    # ---- summary: aggregation cost (practice.spec.md 3), per metrics window
+    Metric("merge_partials", "partial records a windowed aggregation must merge, per window (mean): the keys "
+           "that reached two or more workers in the window, one record per worker (0 for key grouping)",
+           "records", False, (0, None), label="merge/window", headline=True, fmt="g"),
+    Metric("window_replication", "(key, worker) pairs per distinct key within a window, mean over windows (1 "
+           "for key grouping): the partial aggregates a windowed aggregation keeps", "", False, (1, None)),
+    Metric("cardinality_imbalance", "mean over windows of (largest - mean) / mean of the distinct keys each "
+           "worker received in the window", "", False, (0, None)),
     # ---- summary: timings
     Metric("route_seconds", "seconds spent in the strategy's routing calls, summed over sources", "s", False,
            (0, None), timing=True),
@@ -105,6 +113,11 @@ METRICS = (
            log_axis=True, table="series"),
     Metric("imbalance_win", "imbalance of the window's own tuples", "", False, (0, 1), windowed=True,
            log_axis=True, table="series"),
+    Metric("merge_partials", "partial records to merge in the window: keys that reached two or more workers "
+           "in it, one record per worker", "records", False, (0, None), windowed=True, table="series",
+           dtype="int64"),
+    Metric("cardinality_imbalance", "(largest - mean) / mean of the distinct keys each worker received in the "
+           "window", "", False, (0, None), table="series", not_null_if="tuples > 0"),
     Metric("latency_mean", "mean completion time of the window's tuples", _LAT, False, (0, None), (True, False),
            windowed=True, table="series", not_null_if="tuples > 0 and " + SIMULATED),
     Metric("latency_p50", "median completion time of the window's tuples (within 1%)", _LAT, False, (0, None),
@@ -134,7 +147,8 @@ SUMMARY = (
     "latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "latency_min", "latency_cdf",
     "latency_worker_mean_max", "exec_mean", "queue_delay_mean", "throughput",
     "latency_mean_rr", "speedup_vs_rr", "gain_vs_rr",
-    "pairs", "replication", "replicas_max", "replicas_head_mean", "head_keys_true", "stats",
+    "pairs", "replication", "replicas_max", "replicas_head_mean", "head_keys_true",
+    "merge_partials", "window_replication", "cardinality_imbalance", "stats",
     "route_seconds", "sim_tuples_per_s", "wall_seconds",
 )
 
@@ -142,5 +156,5 @@ SERIES = (
     "cell_id", "strategy", "workers", "sources", "seed", "metrics",
     "window", "seq_start", "seq_end", "tuples",
     "imbalance_cum", "imbalance_win", "worker_tuples_cum", "worker_tuples_win",
-    "latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "stats",
+    "merge_partials", "cardinality_imbalance", "latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "stats",
 )
