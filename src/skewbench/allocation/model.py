@@ -26,6 +26,13 @@ from skewbench.errors import SkewbenchError
 #: relative tolerance of capacity checks (spec 2.9)
 TOL = 1e-9
 
+#: outcome codes of an allocation (practice-allocation.spec.md 3): every task placed within
+#: capacity; every task placed, some node over capacity; tasks left unplaced; a Flink job without
+#: enough slots (nothing placed); a search that spent its state budget (Storm's RAS)
+OK, OK_OVERLOADED, FAIL_CAPACITY, FAIL_SLOTS, FAIL_SEARCH = (
+    "OK", "OK-OVERLOADED", "FAIL-CAPACITY", "FAIL-SLOTS", "FAIL-SEARCH")
+OUTCOMES = (OK, OK_OVERLOADED, FAIL_CAPACITY, FAIL_SLOTS, FAIL_SEARCH)
+
 
 def fits(load: float, capacity: float) -> bool:
     """``load <= capacity`` up to the relative tolerance :data:`TOL`."""
@@ -230,6 +237,7 @@ class Evaluation:
     violations: int  # nodes whose load exceeds mu_k^init (beyond TOL)
     max_utilisation: float  # max_k load_k / mu_k^init
     nodes_used: int
+    overload_excess: float = 0.0  # sum_k max(0, load_k - mu_k^init) / total load (V_excess)
 
     @property
     def cut(self) -> float:
@@ -243,6 +251,13 @@ class Evaluation:
     def success(self) -> bool:
         return self.unplaced == 0
 
+    @property
+    def outcome(self) -> str:
+        """The outcome code the allocation itself shows: FAIL-CAPACITY, OK-OVERLOADED or OK."""
+        if self.unplaced:
+            return FAIL_CAPACITY
+        return OK_OVERLOADED if self.violations else OK
+
 
 def evaluate(job: Job, node: np.ndarray) -> Evaluation:
     node = np.asarray(node, dtype=np.int64)
@@ -252,6 +267,9 @@ def evaluate(job: Job, node: np.ndarray) -> Evaluation:
         raise ValueError("allocation names a node that does not exist")
     ld = loads(job, node)
     over = int(sum(0 if fits(ld[k], job.capacity[k]) else 1 for k in range(job.K)))
+    total = job.total_cost
+    excess = float(np.maximum(0.0, ld - job.capacity).sum() / total) if over and total > 0 else 0.0
     return Evaluation(gain=gain(job, node), imc_total=job.imc_total, unplaced=int(np.sum(node < 0)),
                       violations=over, max_utilisation=float(np.max(ld / job.capacity)),
-                      nodes_used=int(np.count_nonzero(ld > 0) or len(np.unique(node[node >= 0]))))
+                      nodes_used=int(np.count_nonzero(ld > 0) or len(np.unique(node[node >= 0]))),
+                      overload_excess=excess)

@@ -40,8 +40,11 @@ COLUMNS = (
            "heuristics then run on its skew subgroups, spec 2.7.3)", "series", bounds=(0, 1)),
     Column("opt_status", "string", "the reference optimum's status: optimal, time_limit, infeasible, too_large, "
            "off", "series", nullable=True),
+    Column("outcome", "string", "OK (every task placed within capacity), OK-OVERLOADED (every task placed, some "
+           "node over capacity), FAIL-CAPACITY (tasks left unplaced), FAIL-SLOTS (a Flink job without enough slots: "
+           "nothing placed), FAIL-SEARCH (Storm RAS's state budget spent); practice-allocation.spec.md 3", "series"),
     Column("stats", "string", "JSON: the strategy's own facts (Storm's Kuse, re-granularisation, METIS's moves, "
-           "OPT's method)", "series"),
+           "OPT's method, an engine placement's outcome and footprint)", "series"),
 )
 
 METRICS = (
@@ -53,9 +56,9 @@ METRICS = (
            (0, 1), headline=True, fmt="f3", label="local"),
     Metric("opt_instances", "instances with a reference optimum (proven, or OPT's bound under its time limit)",
            "instances", None, (0, None), dtype="int64"),
-    Metric("compared", "instances compared with the optimum: with a reference and no overloaded node (an "
-           "allocation that overloads a node, which only Storm's round robin may, is not comparable)", "instances",
-           None, (0, None), dtype="int64"),
+    Metric("compared", "instances compared with the optimum: with a reference and an allocation of outcome OK (an "
+           "allocation that overloads a node or leaves tasks unplaced is not comparable: the optimum places every "
+           "task within capacity)", "instances", None, (0, None), dtype="int64"),
     Metric("opt_proven", "instances whose optimum OPT proved (gap 0)", "instances", None, (0, None), dtype="int64"),
     Metric("opt_gain_total", "summed reference optimum over the compared instances", "MB/s", None, (0, None),
            not_null_if=_OPT),
@@ -72,6 +75,10 @@ METRICS = (
            not_null_if=_OPT),
     Metric("success_rate", "share of instances where every task was placed", "", True, (0, 1), headline=True,
            fmt="f3", label="success"),
+    Metric("ok_rate", "share of instances of outcome OK: every task placed and no node over capacity", "", True,
+           (0, 1)),
+    Metric("overload_excess", "mean over instances of the load above capacity summed over nodes, over the "
+           "instance's total load (V_excess; 0 for a strategy that respects capacity)", "", False, (0, None)),
     Metric("unplaced", "tasks left unplaced, summed over instances", "tasks", False, (0, None), dtype="int64"),
     Metric("violations", "nodes over capacity, summed over instances (0 for every capacity-respecting strategy)",
            "nodes", False, (0, None), dtype="int64", headline=True, fmt="f0", label="violations"),
@@ -96,12 +103,14 @@ METRICS = (
     Metric("opt_gap", "OPT's relative MIP gap (0 when proven)", "", None, (0, None), table="series",
            not_null_if="opt_status in ['optimal', 'time_limit']"),
     Metric("optimality", "rho = gain / reference optimum (1 when the optimum is 0); null when the allocation "
-           "overloads a node", "", True, (0, 1), windowed=True, table="series",
-           not_null_if="opt_status in ['optimal', 'time_limit'] and violations == 0"),
+           "overloads a node or leaves tasks unplaced (outcome not OK)", "", True, (0, 1), windowed=True, table="series",
+           not_null_if="opt_status in ['optimal', 'time_limit'] and outcome == 'OK'"),
     Metric("success", "1 when every task was placed", "", True, (0, 1), dtype="int64", table="series"),
     Metric("unplaced", "tasks left unplaced", "tasks", False, (0, None), dtype="int64", table="series"),
     Metric("violations", "nodes over capacity", "nodes", False, (0, None), dtype="int64", table="series"),
     Metric("max_utilisation", "largest load / capacity of a node", "", None, (0, None), table="series"),
+    Metric("overload_excess", "load above capacity summed over nodes, over the total load (V_excess)", "", False,
+           (0, None), table="series"),
     Metric("nodes_used", "nodes hosting at least one task", "nodes", None, (0, None), dtype="int64",
            table="series"),
     Metric("seconds", "allocation time of one invocation", "s", False, (0, None), table="series", timing=True),
@@ -111,12 +120,13 @@ SUMMARY = (
     "cell_id", "dataset", "dataset_fingerprint", "strategy", "seed", "params", "instances", "instance", "tasks",
     "groups", "nodes", "gain_total", "imc_total", "local_fraction", "opt_instances", "compared", "opt_proven",
     "opt_gain_total", "optimality", "optimality_mean", "optimality_median", "optimality_min", "optimal_share",
-    "cost_ratio", "opt_gap_max", "success_rate", "unplaced", "violations", "max_utilisation", "nodes_used_mean",
+    "cost_ratio", "opt_gap_max", "success_rate", "ok_rate", "unplaced", "overload_excess", "violations",
+    "max_utilisation", "nodes_used_mean",
     "seconds_total", "seconds_median", "seconds_p95", "allocations_per_s", "wall_seconds",
 )
 
 SERIES = (
     "cell_id", "strategy", "seed", "window", "instance", "instance_meta", "tasks", "groups", "nodes", "measured",
     "imc_total", "gain", "local_fraction", "opt_status", "opt_gain", "opt_gap", "optimality", "success",
-    "unplaced", "violations", "max_utilisation", "nodes_used", "seconds", "stats",
+    "unplaced", "violations", "max_utilisation", "overload_excess", "nodes_used", "outcome", "seconds", "stats",
 )
