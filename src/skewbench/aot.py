@@ -32,17 +32,23 @@ HERE = Path(__file__).parent
 
 
 def workloads(tmp: Path) -> list[list[str]]:
-    """The command lines whose kernel calls are compiled ahead of time: two generated streams,
-    then each family's ``cli.AOT_REPLAYS`` (optional) over all of its strategies."""
+    """The command lines whose kernel calls are compiled ahead of time: two generated streams and
+    a small trace of numeric keys (whose key values strategies may hash), then each family's
+    ``cli.AOT_REPLAYS`` (optional) over all of its strategies."""
+    import numpy as np
+
     from skewbench import registry
     from skewbench.families import families
 
-    data = {"zipf": str(tmp / "zipf"), "costs": str(tmp / "costs")}
+    data = {"zipf": str(tmp / "zipf"), "costs": str(tmp / "costs"), "numeric": str(tmp / "numeric")}
+    keys = np.random.default_rng(3).integers(-2**40, 2**40, 300)
+    (tmp / "numeric.csv").write_text("key\n" + "".join(f"{k}\n" for k in keys[np.arange(5000) % 300]))
     out = [
         ["datasets", "generate", "zipf", "--alpha", "1.2", "--keys", "2000", "--tuples", "30000", "--seed", "1",
          "--out", data["zipf"]],
         ["datasets", "generate", "zipf", "--alpha", "1.0", "--keys", "500", "--tuples", "20000", "--seed", "2",
          "--cost", "levels:64:1:64", "--arrivals", "poisson", "--rate", "5000", "--out", data["costs"]],
+        ["datasets", "ingest", "csv", str(tmp / "numeric.csv"), "--key-column", "key", "--out", data["numeric"]],
     ]
     for name, family in families().items():
         for i, (dataset, args) in enumerate(family.attr("cli", "AOT_REPLAYS", ())):

@@ -51,6 +51,15 @@ EXERCISE: dict[str, list[dict[str, Any]]] = {
     "wc": [{"capacity": 4, "theta": 0.01}],
     "rr": [{"theta": 0.02, "warmup": 10}],
     "fixed-d": [{"d": 5, "refresh": 1}],
+    # the defaults' windows and learning phases (10^5 tuples) outlast the 6,000-tuple stream
+    "dkg": [{"learn": 300}, {"learn": 40, "theta": 0.05, "mu": 1, "ef": 1.0}],
+    "cm": [{"window": 64}],
+    "am": [{"window": 64}],
+    "cam": [{"window": 64}],
+    "chwbl": [{"accounting": "window", "window": 50}, {"accounting": "key", "window": 200},
+              {"factor": 100, "vnodes": 3}],
+    "salt": [{"merge_window": 500, "draw": "rr", "place": "offset", "theta": 0.02},
+             {"selector": "all", "salts": 3, "draw": "hashed", "merge_window": 64}],
 }
 
 

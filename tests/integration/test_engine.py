@@ -37,7 +37,11 @@ def _rows(path):
 
 
 CASES = [("kg", 5, 3, {}), ("sg", 4, 3, {}), ("pkg", 7, 2, {}), ("wc", 6, 3, {}), ("dc", 10, 2, {"refresh": 1}),
-         ("rr", 5, 1, {}), ("fixed-d", 8, 3, {"d": 3}), ("osg", 5, 1, {"window": 64}), ("fk", 5, 1, {})]
+         ("rr", 5, 1, {}), ("fixed-d", 8, 3, {"d": 3}), ("osg", 5, 1, {"window": 64}), ("fk", 5, 1, {}),
+         ("kafka", 5, 3, {}), ("flink", 7, 2, {"key_format": "string"}), ("spark-hash", 5, 2, {}),
+         ("spark-sql", 6, 3, {}), ("chwbl", 6, 3, {}), ("local-global", 5, 2, {"batch": 50}),
+         ("salt", 6, 3, {"merge_window": 500}), ("dkg", 5, 2, {"learn": 300}), ("cm", 5, 3, {"window": 200}),
+         ("am", 6, 2, {"window": 200}), ("cam", 5, 3, {"window": 200})]
 
 
 def test_the_reference_cases_cover_every_grouping_strategy():
@@ -65,6 +69,11 @@ def test_engine_equals_reference(dataset, strategy, n, s, params, provisioning):
         assert row[q] == pytest.approx(ref[q], rel=1.1e-4), q
     assert row["speedup_vs_rr"] == pytest.approx(ref["speedup_vs_rr"], rel=1e-12)
     assert row["pairs"] == ref["pairs"] and row["replication"] == pytest.approx(ref["replication"])
+    assert [x["merge_partials"] for x in res.series] == ref["merge_series"]
+    assert row["merge_partials"] == pytest.approx(ref["merge_partials"], rel=1e-12)
+    assert row["window_replication"] == pytest.approx(ref["window_replication"], rel=1e-12)
+    assert [x["cardinality_imbalance"] for x in res.series] == pytest.approx(ref["cardinality_series"], rel=1e-12)
+    assert row["cardinality_imbalance"] == pytest.approx(ref["cardinality_imbalance"], rel=1e-12)
     assert sum(row["worker_tuples"]) == M
     assert row["latency_p50"] <= row["latency_p95"] <= row["latency_p99"] <= row["latency_max"]
     cdf = row["latency_cdf"]

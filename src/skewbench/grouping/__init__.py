@@ -1,12 +1,18 @@
-"""Stream partitioning: KG, SG, PKG, D-Choices, W-Choices, RR heavy hitters, fixed-d, OSG, FK.
+"""Stream partitioning: the papers' PKG, D-Choices, W-Choices, OSG..., and the engines' partitioners.
 
-The grouping family (dchoices.spec.md, osg.spec.md).  Its modules, by the family contract
+The grouping family (dchoices.spec.md, osg.spec.md, practice.spec.md).  Its modules, by the family contract
 (``docs/extending.md``):
 
 ``base``          the strategy interface (:class:`~skewbench.grouping.base.Strategy`), batches,
                   the seeded hash family
 ``dchoices``      KG, SG, PKG, D-Choices, W-Choices, RR, fixed-d
 ``osg``           OSG and Full Knowledge
+``engines``       the engines' default partitioners: Kafka, Flink (key groups), Spark (RDD and SQL)
+``chwbl``         consistent hashing with bounded loads
+``twophase``      Flink SQL's local-global aggregation, hot-key salting with a merge step
+``dkg``           Distribution-aware Key Grouping
+``cardinality``   CM, AM, cAM: cardinality-aware partitioning
+``optimum``       the offline best balance each strategy's constraint allows
 ``engine``        the replay engine: replay tasks (one read per task), the metrics
 ``schema``        the results tables and their METRICS
 ``expectations``  the Great Expectations rules of its results
@@ -28,7 +34,19 @@ STRATEGIES = {
     "fixed-d": "skewbench.grouping.dchoices:FixedD",
     "osg": "skewbench.grouping.osg:OSG",
     "fk": "skewbench.grouping.osg:FK",
+    "kafka": "skewbench.grouping.engines:Kafka",
+    "flink": "skewbench.grouping.engines:Flink",
+    "spark-hash": "skewbench.grouping.engines:SparkHash",
+    "spark-sql": "skewbench.grouping.engines:SparkSQL",
+    "chwbl": "skewbench.grouping.chwbl:CHWBL",
+    "local-global": "skewbench.grouping.twophase:LocalGlobal",
+    "salt": "skewbench.grouping.twophase:Salt",
+    "dkg": "skewbench.grouping.dkg:DKG",
+    "cm": "skewbench.grouping.cardinality:CM",
+    "am": "skewbench.grouping.cardinality:AM",
+    "cam": "skewbench.grouping.cardinality:CAM",
 }
 
-#: what a replay runs when no strategies are named
-DEFAULT_STRATEGIES = ("kg", "sg", "pkg", "dc", "wc", "rr", "osg")
+#: what a replay (and the nightly run) runs when no strategies are named: the papers' strategies
+#: and the defaults of the engines people run (Flink's keyBy, Kafka's default partitioner)
+DEFAULT_STRATEGIES = ("kg", "sg", "pkg", "dc", "wc", "rr", "osg", "flink", "kafka")

@@ -36,9 +36,15 @@ def _window(window: str | None) -> tuple[int | None, float | None]:
 
 #: replays of every grouping strategy whose kernel calls ``python -m skewbench.aot`` compiles
 #: ahead of time: (dataset, further arguments); "zipf" has no cost column, "costs" has one and
-#: Poisson arrivals (skewbench.aot builds both)
+#: Poisson arrivals, "numeric" is a trace of int64 keys (skewbench.aot builds the three); short
+#: learning phases and windows reach the kernels a strategy calls after them
 AOT_REPLAYS = (
-    ("zipf", ("--workers", "5,50", "--sources", "1,5")),
+    ("zipf", ("--workers", "5,50", "--sources", "1,5", "--param", "dkg.learn=500", "--param", "cm.window=500",
+              "--param", "am.window=500", "--param", "cam.window=500", "--param", "salt.merge_window=1000",
+              "--param", "chwbl.accounting=request,window,key")),
+    ("numeric", ("--workers", "5", "--sources", "2", "--metrics", "balance", "--param", "flink.key_format=long,string",
+                 "--param", "kafka.key_format=long,string", "--param", "spark-hash.key_format=long,string",
+                 "--param", "spark-sql.key_format=long,string")),
     ("costs", ("--workers", "5", "--sources", "1", "--provisioning", "100")),
     ("costs", ("--workers", "5", "--sources", "2", "--window", "0.5s",
                "--worker-speed", "0:1.1,1,1,1,0.9;5000:0.9,1,1,1,1.1")),
