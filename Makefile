@@ -111,10 +111,11 @@ bench: $(READY)
 docs: $(READY)
 	$(BIN)/skewbench results doc --out docs/results.md
 
-# the slow checks: every paper reproduction target, and the fault tests under Airflow's real scheduler
+# the slow checks: every paper reproduction target, the fault tests under Airflow's real scheduler,
+# and the 10^7-tuple generation check
 reproduce: $(READY) bytecode
 	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q --durations=15 -m "reproduction or slow" \
-	  tests/reproduction tests/integration/test_scheduler_faults.py
+	  tests/reproduction tests/integration/test_scheduler_faults.py tests/integration/test_cli.py
 
 lock:
 	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra dev --python-version 3.11 \

@@ -243,19 +243,29 @@ def test_results_directory(dataset, tmp_path):
 
 @pytest.mark.spark
 def test_spark_replay_is_bit_identical(dataset, spark, tmp_path):
+    """Every registered strategy, in process and on Spark with three partitionings; and the
+    engines' partitioners on a trace of int64 keys, whose values travel to the Spark tasks."""
+    from skewbench.datasets.traces import ingest
     from skewbench.replay import spark_executor
 
-    cells = grid(["kg", "sg", "pkg", "dc", "wc", "rr", "osg"], [5, 8], [3], [0])
-    config = ReplayConfig(window=900, provisioning=100.0)
-    local = replay_to_dir(dataset, cells, tmp_path / "local", config)
-    for parts in (None, 3, 1000):  # default (one task per core), few, one cell per task
-        replay_to_dir(dataset, cells, tmp_path / f"spark{parts}", config, spark_executor(spark, parts),
-                      engine_name="spark")
-        _, s1, t1 = read_results(tmp_path / "local")
-        _, s2, t2 = read_results(tmp_path / f"spark{parts}")
-        keep = [c for c in s1.column_names if c not in TIMING_COLUMNS]
-        assert s1.select(keep).equals(s2.select(keep))
-        assert t1.equals(t2)
+    keys = np.random.default_rng(3).integers(-2**62, 2**62, 400)
+    (tmp_path / "k.csv").write_text("key\n" + "".join(f"{k}\n" for k in keys[np.arange(3000) % 400 // 3]))
+    ingest("csv", [tmp_path / "k.csv"], tmp_path / "numeric", key_column="key")
+    runs = [(dataset, grid(sorted(registry.names("grouping")), [5], [3], [0]), ReplayConfig(window=900,
+                                                                                         provisioning=100.0)),
+            (tmp_path / "numeric", grid(["kafka", "flink", "spark-hash", "spark-sql"], [5, 8], [2], [0],
+                                        {s: {"key_format": ["long", "string"]} for s in ("kafka", "flink")}),
+             ReplayConfig(latency=False))]
+    for i, (data, cells, config) in enumerate(runs):
+        replay_to_dir(data, cells, tmp_path / f"local{i}", config)
+        for parts in (None, 3, 1000):  # default (one task per core), few, one cell per task
+            replay_to_dir(data, cells, tmp_path / f"spark{i}-{parts}", config, spark_executor(spark, parts),
+                          engine_name="spark")
+            _, s1, t1 = read_results(tmp_path / f"local{i}")
+            _, s2, t2 = read_results(tmp_path / f"spark{i}-{parts}")
+            keep = [c for c in s1.column_names if c not in TIMING_COLUMNS]
+            assert s1.select(keep).equals(s2.select(keep))
+            assert t1.equals(t2)
 
 
 def test_strategy_statistics_are_those_of_the_active_sources(dataset):

@@ -1,4 +1,4 @@
-"""Stream partitioning: the papers' PKG, D-Choices, W-Choices, OSG..., and the engines' partitioners.
+"""Stream partitioning: the papers' PKG, D-Choices, W-Choices and OSG, and what engines and practitioners run.
 
 The grouping family (dchoices.spec.md, osg.spec.md, practice.spec.md).  Its modules, by the family contract
 (``docs/extending.md``):
