@@ -31,13 +31,12 @@ from skewbench.allocation import algorithms as alg
 from skewbench.allocation import instances, opt
 from skewbench.allocation.model import collocated_links, counts, evaluate, gain
 from skewbench.allocation.monitor import monitor
-from tests.reproduction.common import record
+from tests.reproduction.common import E5_COUNT, e5_reference, record
 
 pytestmark = pytest.mark.reproduction
 
 TL_SEEDS = 30  # spec 2.9: >= 30 shuffle seeds on micro cases
 E1_SEEDS = 200
-E5_COUNT = 2000
 PAPER_E5 = {"opt_gbs": 26.3, "td_gbs": 24.5, "tl_gbs": 22.6, "td": 0.931, "tl": 0.859}
 
 
@@ -225,10 +224,7 @@ E5_STRATEGIES = {
 @functools.lru_cache(maxsize=None)
 def e5(eta: float) -> dict:
     """Every E5 strategy and OPT on the 2000 graphs: gains, OPT's gains, comparability."""
-    jobs = instances.random_graphs(count=E5_COUNT, eta=eta, seed=0)
-    sols = [opt.solve(job, method="f2") for job in jobs]
-    proven = np.array([o.status == "optimal" for o in sols])
-    opt_gain = np.array([float(o.gain) if o.status == "optimal" else np.nan for o in sols])
+    jobs, opt_gain, proven = e5_reference(eta)
     imc = np.array([job.imc_total for job in jobs])
     res = {}
     for name, fn in E5_STRATEGIES.items():
