@@ -27,7 +27,8 @@ from skewbench.errors import SkewbenchError
 from skewbench.hashing import mix64
 from skewbench.simulation import WorkerModel
 
-__all__ = ["Batch", "Strategy", "WorkerModel", "check_number", "hash_choice", "hash_choice_py", "hash_seeds"]
+__all__ = ["Batch", "Strategy", "WorkerModel", "batch_arrays", "check_number", "hash_choice", "hash_choice_py",
+           "hash_seeds", "next_source"]
 
 
 @dataclass
@@ -149,6 +150,27 @@ def hash_choice(key, seed_i, n):
     """``F_i(key) = fastrange(mix64(key XOR seed_i), n)``: a worker in ``[0, n)``."""
     h = mix64(np.uint64(key) ^ seed_i)
     return np.int64(((h >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+
+
+@njit(inline="always", cache=True)
+def next_source(t, prev, j, sources):
+    """Source of stream position ``t`` (``t % sources``), stepping from the previous tuple's
+    source ``j`` without a division when ``t`` follows ``prev`` (the common, whole-stream case)."""
+    if t == prev + 1:
+        j += 1
+        return 0 if j == sources else j
+    return t % sources
+
+
+def batch_arrays(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+    """A batch's ``seq`` and ``key`` as contiguous int64 arrays, checked (one clear error)."""
+    seq = np.ascontiguousarray(batch.seq, dtype=np.int64)
+    key = np.ascontiguousarray(batch.key, dtype=np.int64)
+    if seq.ndim != 1 or key.shape != seq.shape:
+        raise SkewbenchError("batch.seq and batch.key must be 1-d arrays of the same length")
+    if seq.size and seq.min() < 0:
+        raise SkewbenchError("batch.seq must hold stream positions >= 0")
+    return seq, key
 
 
 def hash_choice_py(key: int, seed_i: int, n: int) -> int:

@@ -119,8 +119,9 @@ import numpy as np
 from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import Batch, Strategy, check_number, hash_choice, hash_choice_py, hash_seeds
-from skewbench.grouping.dchoices import _arrays, _next_source
+from skewbench.grouping.base import (
+    Batch, Strategy, batch_arrays, check_number, hash_choice, hash_choice_py, hash_seeds, next_source,
+)
 from skewbench.hashing import mix64
 
 __all__ = ["CM", "AM", "CAM", "CardinalityAware"]
@@ -155,7 +156,7 @@ def _route_card(seq, key, start, sources, n, seed1, seed2, variant, window, st, 
     j = np.int64(0)
     for i in range(start, seq.shape[0]):
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         if st[j, _ND] >= limit:
             return i
@@ -268,7 +269,7 @@ class CardinalityAware(Strategy):
         self._tab = new
 
     def route(self, batch: Batch) -> np.ndarray:
-        seq, key = _arrays(batch)
+        seq, key = batch_arrays(batch)
         out = np.empty(seq.size, dtype=np.int64)
         i = 0
         while i < seq.size:

@@ -111,8 +111,7 @@ import numpy as np
 from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import Batch, Strategy, check_number, hash_seeds
-from skewbench.grouping.dchoices import _arrays, _next_source
+from skewbench.grouping.base import Batch, Strategy, batch_arrays, check_number, hash_seeds, next_source
 from skewbench.hashing import mix64, mix64_py
 
 __all__ = ["CHWBL", "ACCOUNTINGS"]
@@ -237,7 +236,7 @@ def _route_request(seq, key, sources, n, F, seed_key, pos, bstart, bshift, wk, p
     j = np.int64(0)
     for i in range(seq.shape[0]):
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         node = _succ(mix64(np.uint64(key[i]) ^ seed_key), pos, bstart, bshift)
         w = np.int64(wk[node])
@@ -262,7 +261,7 @@ def _route_window(seq, key, sources, n, F, seed_key, pos, bstart, bshift, wk, pr
     j = np.int64(0)
     for i in range(seq.shape[0]):
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         T = st[j, _T]
         node = _succ(mix64(np.uint64(key[i]) ^ seed_key), pos, bstart, bshift)
@@ -305,7 +304,7 @@ def _route_key(seq, key, first, sources, n, F, seed_key, pos, bstart, bshift, wk
     j = np.int64(0)
     for i in range(first, seq.shape[0]):
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         if st[j, _USED] + 1 > half:
             return i
         prev = t
@@ -508,7 +507,7 @@ class CHWBL(Strategy):
 
     # ---- routing
     def route(self, batch: Batch) -> np.ndarray:
-        seq, key = _arrays(batch)
+        seq, key = batch_arrays(batch)
         out = np.empty(seq.size, dtype=np.int64)
         if not seq.size:
             return out

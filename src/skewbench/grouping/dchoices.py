@@ -171,7 +171,9 @@ import numpy as np
 from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import Batch, Strategy, check_number, hash_choice, hash_seeds
+from skewbench.grouping.base import (
+    Batch, Strategy, batch_arrays, check_number, hash_choice, hash_seeds, next_source,
+)
 from skewbench.hashing import mix64
 
 __all__ = [
@@ -210,23 +212,13 @@ _CACHE_SALT = np.uint64(0x8CB92BA72F3D8DD7)
 # --------------------------------------------------------------------------------------------
 # numba kernels: baselines
 
-@njit(inline="always", cache=True)
-def _next_source(t, prev, j, sources):
-    """Source of stream position ``t`` (``t % sources``), stepping from the previous tuple's
-    source ``j`` without a division when ``t`` follows ``prev`` (the common, whole-stream case)."""
-    if t == prev + 1:
-        j += 1
-        return 0 if j == sources else j
-    return t % sources
-
-
 @njit(cache=True)
 def _route_kg(seq, key, sources, seed1, n, load, out):
     prev = np.int64(-2)
     j = np.int64(0)
     for i in range(seq.shape[0]):
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         w = hash_choice(key[i], seed1, n)
         load[j, w] += 1
@@ -239,7 +231,7 @@ def _route_sg(seq, sources, n, ptr, load, out):
     j = np.int64(0)
     for i in range(seq.shape[0]):
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         w = ptr[j]
         nxt = w + 1
@@ -254,7 +246,7 @@ def _route_pkg(seq, key, sources, seed1, seed2, n, load, out):
     j = np.int64(0)
     for i in range(seq.shape[0]):
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         k = key[i]
         w = hash_choice(k, seed1, n)
@@ -537,7 +529,7 @@ def _route_head(seq, key, sources, n, seeds, variant, fixed_d, theta, eps, autho
     j = np.int64(0)
     for i in range(seq.shape[0]):
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         k = key[i]
         # line A2: offer to SS_j, m_j += 1; line A3: the head test
@@ -681,16 +673,6 @@ def oracle_d(p: Iterable[float], n: int, theta: float | None = None, eps: float 
 # --------------------------------------------------------------------------------------------
 # strategies
 
-def _arrays(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
-    seq = np.ascontiguousarray(batch.seq, dtype=np.int64)
-    key = np.ascontiguousarray(batch.key, dtype=np.int64)
-    if seq.ndim != 1 or key.shape != seq.shape:
-        raise SkewbenchError("batch.seq and batch.key must be 1-d arrays of the same length")
-    if seq.size and seq.min() < 0:
-        raise SkewbenchError("batch.seq must hold stream positions >= 0")
-    return seq, key
-
-
 class _Routed(Strategy):
     """Common part: the per-source local load vectors and the batch plumbing."""
 
@@ -702,7 +684,7 @@ class _Routed(Strategy):
         return self._load.copy()
 
     def route(self, batch: Batch) -> np.ndarray:
-        seq, key = _arrays(batch)
+        seq, key = batch_arrays(batch)
         out = np.empty(seq.size, dtype=np.int64)
         if seq.size:
             self._kernel(seq, key, out)

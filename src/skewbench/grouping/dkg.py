@@ -93,8 +93,9 @@ import numpy as np
 from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import Batch, Strategy, check_number, hash_choice, hash_seeds
-from skewbench.grouping.dchoices import _next_source
+from skewbench.grouping.base import (
+    Batch, Strategy, batch_arrays, check_number, hash_choice, hash_seeds, next_source,
+)
 from skewbench.hashing import mix64, mix64_py
 
 __all__ = ["DKG", "lpt", "bucket_of", "bucket_params", "PRIME"]
@@ -282,7 +283,7 @@ def _route_dkg(seq, key, start, sources, n, seed1, a, b, nb, learn, cap, st, sk,
     j = np.int64(0)
     for i in range(start, seq.shape[0]):
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         k = key[i]
         m = st[j, _M]
@@ -341,16 +342,6 @@ def lpt(weights: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     out = np.empty(len(w), dtype=np.int64)
     out[order] = assign
     return out, loads
-
-
-def _arrays(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
-    seq = np.ascontiguousarray(batch.seq, dtype=np.int64)
-    key = np.ascontiguousarray(batch.key, dtype=np.int64)
-    if seq.ndim != 1 or key.shape != seq.shape:
-        raise SkewbenchError("batch.seq and batch.key must be 1-d arrays of the same length")
-    if seq.size and seq.min() < 0:
-        raise SkewbenchError("batch.seq must hold stream positions >= 0")
-    return seq, key
 
 
 # --------------------------------------------------------------------------------------------
@@ -421,7 +412,7 @@ class DKG(Strategy):
         self._lw = np.zeros((s, n), dtype=np.int64)
 
     def route(self, batch: Batch) -> np.ndarray:
-        seq, key = _arrays(batch)
+        seq, key = batch_arrays(batch)
         out = np.empty(seq.size, dtype=np.int64)
         start = 0
         while start < seq.size:

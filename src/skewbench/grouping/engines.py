@@ -91,8 +91,8 @@ import numpy as np
 from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import check_number
-from skewbench.grouping.dchoices import _next_source, _Routed
+from skewbench.grouping.base import check_number, next_source
+from skewbench.grouping.dchoices import _Routed
 
 __all__ = [
     "Kafka", "Flink", "SparkHash", "SparkSQL", "KEY_FORMATS", "ENGINES",
@@ -374,7 +374,7 @@ def _route_loop(seq, key, sources, n, engine, fmt, p, load, out):
     j = np.int64(0)
     for i in range(seq.shape[0]):
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         w = _engine_worker(_engine_hash(key[i], engine, fmt, buf), engine, n, p, off)
         load[j, w] += 1
@@ -419,12 +419,12 @@ def _route_table(seq, key, table, sources, load, out):
         if np.uint64(k) >= size:
             prev = np.int64(-2)
             for q in range(i):
-                j = _next_source(seq[q], prev, j, sources)
+                j = next_source(seq[q], prev, j, sources)
                 prev = seq[q]
                 load[j, out[q]] -= 1
             return np.int64(i)
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         w = table[k]
         load[j, w] += 1

@@ -130,10 +130,9 @@ import numpy as np
 from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import Batch, Strategy, check_number, hash_seeds
+from skewbench.grouping.base import Batch, Strategy, batch_arrays, check_number, hash_seeds, next_source
 from skewbench.grouping.dchoices import (
-    _BFREE, _BTOP, _CNT, _ERR, _KEY, _M, _MINB, _NCOL, _SIZE, _arrays, _is_head, _next_source,
-    _ss_offer,
+    _BFREE, _BTOP, _CNT, _ERR, _KEY, _M, _MINB, _NCOL, _SIZE, _is_head, _ss_offer,
 )
 from skewbench.hashing import mix64
 
@@ -233,7 +232,7 @@ def _route_lg(seq, key, start, sources, seed, n, B, st, load, dl, lk, ls, out):
     j = np.int64(0)
     for i in range(start, seq.shape[0]):
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         if st[j, _DCNT] >= half:
             return i
@@ -307,7 +306,7 @@ def _route_salt(seq, key, start, sources, n, S, selector, draw, place, wm, theta
         if g[_MCOUNT] + 2 > mhalf or (draw == _RRD and g[_RCOUNT] + 1 > rhalf):
             return i
         t = seq[i]
-        j = _next_source(t, prev, j, sources)
+        j = next_source(t, prev, j, sources)
         prev = t
         k = key[i]
         hf = mix64(np.uint64(k) ^ seed_f)
@@ -395,7 +394,7 @@ class LocalGlobal(Strategy):
         self._ls = np.zeros((s, 1 << bits), dtype=np.int64)
 
     def route(self, batch: Batch) -> np.ndarray:
-        seq, key = _arrays(batch)
+        seq, key = batch_arrays(batch)
         out = np.empty(seq.size, dtype=np.int64)
         i = 0
         while i < seq.size:
@@ -512,7 +511,7 @@ class Salt(Strategy):
                 np.int64(64 - bits))
 
     def route(self, batch: Batch) -> np.ndarray:
-        seq, key = _arrays(batch)
+        seq, key = batch_arrays(batch)
         out = np.empty(seq.size, dtype=np.int64)
         p = self.params
         i = 0
