@@ -40,7 +40,7 @@ def test_grouping_drives_the_consumers():
     from skewbench import reports
 
     s = results.schema("grouping")
-    assert s.windowed == ("imbalance_cum", "imbalance_win", "merge_partials", "latency_mean", "latency_p99")
+    assert s.windowed == ("imbalance_cum", "imbalance_win", "latency_mean", "latency_p99")
     assert s.timing_columns == ("route_seconds", "sim_tuples_per_s", "wall_seconds")
     assert [h for _, h, _ in reports._table_columns("grouping")] == [
         "imbalance", "vs best", "latency mean (ms)", "latency p99 (ms)", "speedup vs RR", "replication",

@@ -114,8 +114,7 @@ METRICS = (
     Metric("imbalance_win", "imbalance of the window's own tuples", "", False, (0, 1), windowed=True,
            log_axis=True, table="series"),
     Metric("merge_partials", "partial records to merge in the window: keys that reached two or more workers "
-           "in it, one record per worker", "records", False, (0, None), windowed=True, table="series",
-           dtype="int64"),
+           "in it, one record per worker", "records", False, (0, None), table="series", dtype="int64"),
     Metric("cardinality_imbalance", "(largest - mean) / mean of the distinct keys each worker received in the "
            "window", "", False, (0, None), table="series", not_null_if="tuples > 0"),
     Metric("latency_mean", "mean completion time of the window's tuples", _LAT, False, (0, None), (True, False),
