@@ -464,3 +464,10 @@ def test_parameters_resolved():
     assert CHWBL(7, 1, factor=150.0).describe_params()["factor"] == 150
     assert CHWBL(7, 1, factor=10**18).route(make_batch([0, 1], [5, 5])).tolist() == [CHWBL(7, 1).walk_order(5)[0]] * 2
     assert CHWBL.relaxation == "any" and CHWBL.seeded
+
+
+def test_a_ring_too_large_is_refused_before_it_is_built():
+    with pytest.raises(SkewbenchError, match=r"chwbl: vnodes x workers must be at most 1,000,000 ring nodes .*"
+                                             r"got 10000 x 101 = 1,010,000"):
+        chwbl.CHWBL(101, 1, 0, vnodes=10_000)
+    assert chwbl.CHWBL(100, 1, 0, vnodes=10_000).params["vnodes"] == 10_000

@@ -397,6 +397,10 @@ def _bits(x: int) -> int:
     return max(1, int(x).bit_length())
 
 
+#: the most virtual nodes a ring holds (vnodes x workers): the default 100 at 10,000 workers
+MAX_RING = 1_000_000
+
+
 class CHWBL(Strategy):
     name = "chwbl"
     description = ("consistent hashing with bounded loads: first worker clockwise on the ring "
@@ -424,6 +428,9 @@ class CHWBL(Strategy):
         p, n, s, who = self.params, self.workers, self.sources, self.name
         check_number(f"{who}: factor", p["factor"], 100, 10**18, integer=True)
         check_number(f"{who}: vnodes", p["vnodes"], 1, 10**4, integer=True)
+        if int(p["vnodes"]) * n > MAX_RING:
+            raise SkewbenchError(f"{who}: vnodes x workers must be at most {MAX_RING:,} ring nodes (about 100 bytes "
+                                 f"each), got {int(p['vnodes'])} x {n} = {int(p['vnodes']) * n:,}")
         if p["accounting"] not in ACCOUNTINGS:
             raise SkewbenchError(f"{who}: accounting must be one of {', '.join(map(repr, ACCOUNTINGS))}, "
                                  f"got {p['accounting']!r}")
