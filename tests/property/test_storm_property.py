@@ -320,8 +320,11 @@ def test_outcome_as_capacity_grows(inst):
 def test_parameters():
     assert S.RAS().params == {"max_states": 10000, "slots_per_node": 4, "resort": "literal"}
     assert S.RStorm().params == {"ties": "later"} and S.RASRR().params == {}
-    with pytest.raises(SkewbenchError, match=r"ras: parameter max_states must be an integer in \[1, inf\], got 0"):
+    with pytest.raises(SkewbenchError, match=r"ras: parameter max_states must be an integer in \[1, 1000000\], got 0"):
         S.RAS(max_states=0)
+    with pytest.raises(SkewbenchError, match=r"ras: parameter max_states must be an integer in \[1, 1000000\], got 10"
+                                             r"00000000"):
+        S.RAS(max_states=10**9)
     with pytest.raises(SkewbenchError, match=r"ras-prox: parameter slots_per_node must be an integer .* got 1.5"):
         S.RASProx(slots_per_node=1.5)
     with pytest.raises(SkewbenchError, match=r"ras: parameter resort must be one of \['literal', 'fresh'\], got 'x'"):

@@ -63,6 +63,9 @@ __all__ = [
     "RAS", "RASProx", "RASRR",
 ]
 
+#: the largest state budget a user may give RAS: the search's time grows with it (Storm's own
+#: daemon caps topologies at 100,000)
+MAX_STATES = 1_000_000
 #: Storm's default bound on searched states (topology.ras.max.states 10,000); RAS-RR's pre-check
 RR_MAX_STATES = 10_000
 
@@ -369,15 +372,15 @@ class RAS(Strategy):
     description = "Storm 2.x resource-aware scheduling: connection-count executor order, backtracking first fit"
     defaults = {"max_states": 10_000, "slots_per_node": 4, "resort": "literal"}
     param_docs = {
-        "max_states": "Placements the search may try before it fails (topology.ras.max.states; also the "
-                      "executor-count pre-check).",
+        "max_states": "Placements the search may try before it fails (topology.ras.max.states, at most "
+                      "10^6 here; also the executor-count pre-check).",
         "slots_per_node": "Worker slots offered by every node (supervisor.slots.ports); each slot is one search state.",
         "resort": "When nodes are re-sorted: literal (first executor, after a failure, same group as the "
                   "previous; A-S4) or fresh (every executor).",
     }
 
     def _check(self) -> None:
-        self._number("max_states", lo=1, integer=True)
+        self._number("max_states", lo=1, hi=MAX_STATES, integer=True)
         self._number("slots_per_node", lo=1, integer=True)
         self._choice("resort", ("literal", "fresh"))
 
