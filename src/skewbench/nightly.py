@@ -341,12 +341,22 @@ def _run_name(family: str, run_id: str, logical_date: str) -> str:
 
 
 def open_tracking(families: list[str], dag_id: str, run_id: str, logical_date: str) -> dict[str, list[str]]:
-    """Open (find or create) each family's MLflow parent run for this pipeline run."""
-    from skewbench.tracking import default_tracking_uri, open_parent
+    """Open (find or create) each family's MLflow parent run for this pipeline run, after ending
+    FAILED the parents an earlier run of the DAG left RUNNING (the DAG runs one run at a time, so
+    such a run is over: it failed, or was marked failed from outside, before it could close them)."""
+    from skewbench.tracking import default_tracking_uri, fail_stale_parents, open_parent
 
-    return {fam: list(open_parent(default_tracking_uri(), fam, run_key(dag_id, run_id, fam),
-                                  _run_name(fam, run_id, logical_date), _run_tags(dag_id, run_id, logical_date)))
-            for fam in families}
+    uri = default_tracking_uri()
+    out = {}
+    for fam in families:
+        key = run_key(dag_id, run_id, fam)
+        ended = fail_stale_parents(uri, fam, f"{dag_id}/", key,
+                                   f"its pipeline run ended before logging it (found by run {run_id})")
+        if ended:
+            print(f"{fam}: ended {len(ended)} parent run(s) an earlier run left RUNNING: {', '.join(ended)}")
+        out[fam] = list(open_parent(uri, fam, key, _run_name(fam, run_id, logical_date),
+                                    _run_tags(dag_id, run_id, logical_date)))
+    return out
 
 
 def fail_tracking(families: list[str], dag_id: str, run_id: str, reason: str) -> None:

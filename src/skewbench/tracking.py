@@ -670,6 +670,28 @@ def open_parent(tracking_uri: str, family: str, run_key: str, run_name: str,
     return eid, parent.info.run_id
 
 
+def fail_stale_parents(tracking_uri: str, family: str, key_prefix: str, current_key: str, reason: str) -> list[str]:
+    """Mark FAILED every parent run of ``family`` whose key starts with ``key_prefix`` and that is
+    still RUNNING, but ``current_key``'s: a pipeline that runs one run at a time calls it as a run
+    starts, so a run that ended without closing its parent (failed or marked failed from outside
+    while a task was running) does not leave that parent RUNNING for ever.  Returns their ids."""
+    _check_key(current_key)
+    from mlflow.entities import RunTag
+
+    client = _client(tracking_uri)
+    exp = _experiment(client, family, tracking_uri, create=False)
+    if exp is None:
+        return []
+    prefix = key_prefix.replace("'", "")
+    stale = [r for r in _search_all(client, exp.experiment_id,
+                                    f"tags.`{KEY_TAG}` LIKE '{prefix}%' and attributes.status = 'RUNNING'")
+             if r.data.tags.get(KEY_TAG) != current_key]
+    for r in stale:
+        _log_batch(client, r.info.run_id, tags=[RunTag("skewbench.failure", reason[:4000])])
+        client.set_terminated(r.info.run_id, status="FAILED")
+    return [r.info.run_id for r in stale]
+
+
 def fail_parent(tracking_uri: str, family: str, run_key: str, reason: str) -> str | None:
     """Mark a pipeline run's parent run FAILED (e.g. its results did not validate); no results
     are logged under it as good ones."""

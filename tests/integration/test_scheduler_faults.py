@@ -178,7 +178,22 @@ def test_a_run_marked_failed_through_the_api_stops_and_logs_no_result(ui):
     assert states["grouping.log_to_mlflow"] != "success", states
     logged = mlflow_state(ui, run_id)
     assert logged["cells"] == {}, logged
-    assert "FINISHED" not in logged["parents"], logged
+    assert logged["parents"] == ["RUNNING"], logged  # opened before the replay; nothing of the run ends it
+    # the next run of the DAG ends that parent FAILED, with the reason, and finishes its own
+    nxt = trigger(ui, "after-marked-failed")
+    assert ui.wait_run(DAG, nxt, 900)["state"] == "success"
+    assert mlflow_state(ui, run_id)["parents"] == ["FAILED"]
+    assert mlflow_state(ui, nxt)["parents"] == ["FINISHED"]
+    from mlflow.tracking import MlflowClient
+
+    from skewbench.nightly import run_key
+    from skewbench.tracking import KEY_TAG, experiment_name
+
+    client = MlflowClient(tracking_uri=ui.env["SKEWBENCH_TRACKING_URI"])
+    exp = client.get_experiment_by_name(experiment_name("grouping"))
+    (parent,) = client.search_runs([exp.experiment_id], f"tags.`{KEY_TAG}` = '{run_key(DAG, run_id, 'grouping')}'")
+    assert parent.data.tags["skewbench.failure"] == \
+        f"its pipeline run ended before logging it (found by run {nxt})"
 
 
 def test_soak_back_to_back_triggers_all_finish_once_and_the_runs_root_stays_bounded(ui):

@@ -234,3 +234,30 @@ def test_defaults_and_urls(monkeypatch, tmp_path):
     # looking up creates no store
     assert tracking.find_run(f"sqlite:///{tmp_path}/none/mlflow.db", "grouping", "k") is None
     assert not (tmp_path / "none").exists()
+
+
+def test_a_run_that_left_its_parent_running_is_ended_by_the_next_one(store):
+    """A pipeline run failed (or marked failed) from outside while a task ran never closes its
+    MLflow parent; the next run of the DAG ends it FAILED with the reason, and leaves alone its own
+    parent, finished parents, and parents of other DAGs or keys."""
+    from mlflow.tracking import MlflowClient
+
+    uri, _ = store  # the allocation experiment: the other tests log grouping only
+    client = MlflowClient(tracking_uri=uri)
+    ids = {}
+    for key in ("skewbench_nightly/dead/allocation", "skewbench_nightly/done/allocation", "other_dag/live/allocation",
+                "skewbench_nightly/now/allocation"):
+        ids[key] = tracking.open_parent(uri, "allocation", key, key, TAGS)[1]
+    client.set_terminated(ids["skewbench_nightly/done/allocation"], status="FINISHED")
+    ended = tracking.fail_stale_parents(uri, "allocation", "skewbench_nightly/", "skewbench_nightly/now/allocation",
+                                        "its pipeline run ended before logging it (found by run now)")
+    assert ended == [ids["skewbench_nightly/dead/allocation"]]
+    status = {k: client.get_run(i).info.status for k, i in ids.items()}
+    assert status == {"skewbench_nightly/dead/allocation": "FAILED", "skewbench_nightly/done/allocation": "FINISHED",
+                      "other_dag/live/allocation": "RUNNING", "skewbench_nightly/now/allocation": "RUNNING"}
+    dead = client.get_run(ids["skewbench_nightly/dead/allocation"])
+    assert dead.data.tags["skewbench.failure"] == "its pipeline run ended before logging it (found by run now)"
+    assert tracking.fail_stale_parents(uri, "allocation", "skewbench_nightly/", "skewbench_nightly/now/allocation",
+                                       "again") == []  # nothing left to end
+    assert tracking.fail_stale_parents(uri, "shedding", "skewbench_nightly/", "skewbench_nightly/now/shedding",
+                                       "no experiment yet") == []
