@@ -96,7 +96,7 @@ cluster-stop:
 
 test: $(READY) bytecode
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q --durations=15 $(PYTEST_ARGS)
 
 # every benchmark runs even when an earlier one misses a target; the exit status says whether all met theirs
 bench: $(READY)
@@ -111,11 +111,11 @@ bench: $(READY)
 docs: $(READY)
 	$(BIN)/skewbench results doc --out docs/results.md
 
-# the slow checks: every paper reproduction target, the fault tests under Airflow's real scheduler,
-# and the 10^7-tuple generation check
+# the slow checks: every test marked reproduction or slow, wherever it lives (every paper
+# reproduction target, the fault tests under Airflow's real scheduler, the 10^7-tuple generation
+# check, the long conformance and end-to-end cases); make test skips exactly these
 reproduce: $(READY) bytecode
-	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q --durations=15 -m "reproduction or slow" \
-	  tests/reproduction tests/integration/test_scheduler_faults.py tests/integration/test_cli.py
+	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q --durations=15 -m "reproduction or slow" tests
 
 lock:
 	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra dev --python-version 3.11 \
