@@ -3,10 +3,11 @@
 #   make ui         the Airflow and MLflow UIs on localhost (make ui-stop stops them)
 #   make cluster    a Spark standalone cluster on localhost, a master and 2 workers (make cluster-stop)
 #   make datasets   generate, validate and describe the default dataset catalog only
-#   make test       the import-layer contracts (import-linter) and the test suite (what CI runs)
+#   make test       the import-layer contracts (import-linter) and the test suite, reproduction and
+#                   slow tests aside (what CI runs first)
 #   make docs       regenerate docs/results.md from the families' schemas
 #   make bench      the benchmarks, about 40 minutes (figures go to BENCHMARKS.md, plots to docs/img)
-#   make reproduce  the paper-reproduction checks (tests/reproduction, all of them)
+#   make reproduce  the paper-reproduction checks and the slow tests (CI runs it after make test)
 #   make lock       re-resolve requirements.lock from pyproject.toml (needs the package registry)
 
 SHELL := /bin/bash
@@ -96,7 +97,7 @@ cluster-stop:
 
 test: $(READY) bytecode
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/python -m pytest -q --durations=15 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q --durations=15 -m "not reproduction" $(PYTEST_ARGS)
 
 # every benchmark runs even when an earlier one misses a target; the exit status says whether all met theirs
 bench: $(READY)

@@ -155,6 +155,7 @@ def _wheel(tmp: Path) -> Path:
     return whl
 
 
+@pytest.mark.slow  # about 35 s (builds and installs a wheel): make reproduce; the minimal family above stays in make test
 def test_an_installed_packages_strategy_replays_like_a_built_in_one(dataset, tmp_path):
     target = tmp_path / "site"
     _run(os.environ, sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
