@@ -27,7 +27,9 @@ STATUSES = ("optimal", "time_limit", "infeasible", "unbounded", "error")
 
 @dataclass
 class Solution:
-    """The outcome of one solve; ``gap`` is HiGHS's relative MIP gap (0.0 when proven)."""
+    """The outcome of one solve; ``gap`` is HiGHS's relative MIP gap |bound - objective| / |objective|
+    (0.0 for an LP and for a MILP proven with ``mip_rel_gap = 0``; another "optimal" MILP's is at most
+    ``max(mip_rel_gap, 1e-6)``)."""
 
     status: str  # one of STATUSES
     objective: float | None
@@ -91,8 +93,9 @@ def solve_lp_or_milp(c: np.ndarray, A: np.ndarray | CSR, row_lower: np.ndarray, 
     ``integrality`` is a boolean mask of integer columns (None or all False: an LP).  ``start`` is
     an optional feasible point handed to HiGHS as the first incumbent.  Infinite bounds are
     ``np.inf``.  The seed is fixed (``random_seed = 0``), so a solve is reproducible for a given
-    ``threads``.  Statuses: "optimal" (proven to ``mip_rel_gap``), "time_limit" (objective, bound
-    and gap of the incumbent, or all None without one), "infeasible", "unbounded", "error".
+    ``threads``.  Statuses: "optimal" (proven to ``mip_rel_gap``, or 1e-6 when that is 0), "time_limit"
+    (objective, bound and gap of the incumbent, or all None without one; also when HiGHS stops on its
+    absolute tolerances short of that gap, as on a tiny objective), "infeasible", "unbounded", "error".
     """
     import highspy
 
@@ -168,8 +171,13 @@ def solve_lp_or_milp(c: np.ndarray, A: np.ndarray | CSR, row_lower: np.ndarray, 
     secs = time.perf_counter() - t0
     if status == S.kOptimal:
         if is_mip:
-            gap = 0.0 if mip_rel_gap == 0.0 else float(info.mip_gap)
-            bound = obj if mip_rel_gap == 0.0 else float(info.mip_dual_bound)
+            gap, bound = float(info.mip_gap), float(info.mip_dual_bound)
+            if not gap <= max(mip_rel_gap, 1e-6):
+                # HiGHS also stops on absolute tolerances (1e-6): on a small objective that leaves a
+                # relative gap it has not closed, so this is a limited solve, not a proven optimum
+                return Solution("time_limit", obj, bound, gap, x, secs, method)
+            if mip_rel_gap == 0.0:
+                gap, bound = 0.0, obj
         else:
             gap, bound = 0.0, obj
         return Solution("optimal", obj, bound, gap, x, secs, method)

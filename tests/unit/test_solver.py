@@ -35,29 +35,102 @@ def test_lp_and_milp_statuses():
     # max x + y, x + y <= 4.5, x, y in [0, 3]
     c, A = np.array([1.0, 1.0]), np.array([[1.0, 1.0]])
     lp = solve_lp_or_milp(c, A, [-np.inf], [4.5], [0, 0], [3, 3], None, maximize=True, time_limit=5)
-    assert lp.status == "optimal" and lp.objective == pytest.approx(4.5) and lp.gap == 0.0
+    assert lp.status == "optimal" and lp.objective == pytest.approx(4.5) and lp.method == "highs-lp"
+    assert lp.x.sum() == pytest.approx(4.5) and np.all((lp.x >= -1e-9) & (lp.x <= 3 + 1e-9))
     mip = solve_lp_or_milp(c, CSR.from_triplets([0, 0], [0, 1], [1, 1], (1, 2)), [-np.inf], [4.5], [0, 0],
                            [3, 3], [True, True], maximize=True, time_limit=5)
-    assert mip.status == "optimal" and mip.objective == pytest.approx(4.0) and mip.bound == pytest.approx(4.0)
+    assert mip.status == "optimal" and mip.objective == pytest.approx(4.0) and mip.method == "highs-milp"
+    assert np.array_equal(mip.x, np.round(mip.x)) and mip.x.sum() == 4.0 and np.all((mip.x >= 0) & (mip.x <= 3))
     inf = solve_lp_or_milp(c, A, [5.0], [np.inf], [0, 0], [1, 1], [True, False], maximize=True, time_limit=5)
     assert inf.status == "infeasible" and inf.x is None
     unb = solve_lp_or_milp(c, A, [-np.inf], [np.inf], [0, 0], [np.inf, np.inf], None, maximize=True, time_limit=5)
     assert unb.status == "unbounded"
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^time_limit must be > 0 seconds, got 0$"):
         solve_lp_or_milp(c, A, [0], [1], [0, 0], [1, 1], None, maximize=True, time_limit=0)
 
 
-def test_milp_time_limit_keeps_incumbent():
-    """A 0/1 knapsack-like equal-partition instance with many items, cut off very early."""
-    rng = np.random.default_rng(0)
-    n = 60
-    w = rng.integers(10**5, 10**6, n).astype(float)
-    A = np.vstack([w])
-    sol = solve_lp_or_milp(w, A, [-np.inf], [np.floor(w.sum() / 2) - 0.5], np.zeros(n), np.ones(n),
-                           np.ones(n, dtype=bool), maximize=True, time_limit=0.05)
-    assert sol.status in ("time_limit", "optimal")
-    if sol.status == "time_limit" and sol.x is not None:
-        assert sol.bound >= sol.objective and sol.gap >= 0
+def subset_sum_instance(n=24, seed=0):
+    """max w x s.t. w x <= floor(sum w / 2) - 1/2, x binary: an equal-partition (subset-sum) MILP
+    that HiGHS cannot close at the root (about 15 s to optimality), with its optimum by meet in the
+    middle (exact: every sum is an integer below 2^53)."""
+    w = np.random.default_rng(seed).integers(10**5, 10**6, n).astype(float)
+    cap = float(np.floor(w.sum() / 2) - 0.5)
+
+    def sums(v):
+        out = np.zeros(1)
+        for x in v:
+            out = np.concatenate([out, out + x])
+        return out
+
+    left, right = sums(w[: n // 2]), np.sort(sums(w[n // 2:]))
+    i = np.searchsorted(right, cap - left, side="right") - 1
+    truth = float(np.max(left[i >= 0] + right[i[i >= 0]]))
+    return w, cap, truth
+
+
+def solve_subset_sum(w, cap, **kw):
+    n = w.size
+    return solve_lp_or_milp(w, np.vstack([w]), [-np.inf], [cap], np.zeros(n), np.ones(n), np.ones(n, dtype=bool),
+                            maximize=True, time_limit=60, **kw)
+
+
+def check_incumbent(sol, w, cap, truth):
+    """A feasible 0/1 point whose objective is the one reported, below the optimum; the reported
+    bound above it; the gap HiGHS's (bound - objective) / objective."""
+    x = np.round(sol.x)
+    assert np.all(np.abs(sol.x - x) <= 1e-6) and set(np.unique(x)) <= {0.0, 1.0}  # HiGHS's integrality tolerance
+    assert w @ x <= cap and sol.objective == pytest.approx(w @ x, rel=1e-12)
+    assert sol.objective <= truth <= sol.bound * (1 + 1e-12)  # the bound is 6828589.999999998 for 6828590
+    assert sol.gap == pytest.approx((sol.bound - sol.objective) / sol.objective, rel=1e-9)
+
+
+def test_milp_node_limit_keeps_incumbent_bound_and_gap():
+    """One branch-and-bound node is not enough: the limit is reported with the incumbent, the dual
+    bound and their gap, and it stops at the same point on every run (a deterministic budget, unlike
+    the time limit, which a fast machine never reaches)."""
+    w, cap, truth = subset_sum_instance()
+    assert truth == 6828590.0  # floor(cap): a perfect split exists
+    sol = solve_subset_sum(w, cap, node_limit=1)
+    assert sol.status == "time_limit" and sol.method == "highs-milp"
+    check_incumbent(sol, w, cap, truth)
+    assert sol.gap > 1e-3  # not proven: the incumbent is 0.24% below its bound
+    again = solve_subset_sum(w, cap, node_limit=1)
+    assert (again.objective, again.bound, again.gap) == (sol.objective, sol.bound, sol.gap)
+    assert np.array_equal(again.x, sol.x)
+
+
+def test_milp_relative_gap_reports_the_gap_it_stopped_at():
+    """With mip_rel_gap = 1% the same instance stops "optimal" at the root with HiGHS's own bound
+    and gap, not a gap of 0."""
+    w, cap, truth = subset_sum_instance()
+    sol = solve_subset_sum(w, cap, mip_rel_gap=0.01)
+    assert sol.status == "optimal"
+    check_incumbent(sol, w, cap, truth)
+    assert 0 < sol.gap <= 0.01
+
+
+def test_an_optimal_milp_is_the_optimum_at_any_objective_scale():
+    """HiGHS stops on absolute tolerances (1e-6) as well as on the relative gap: on an objective a
+    hundred million times smaller it ends "Optimal" with a 10% gap of its own.  The layer must not
+    turn that into a proven optimum with gap 0: every status keeps objective <= optimum <= bound,
+    and "optimal" only with the optimum."""
+    rng = np.random.default_rng(3)
+    n = 12
+    for scale in (1.0, 1e-4, 1e-8):
+        w = rng.integers(10, 100, n).astype(float)
+        v = rng.integers(10, 100, n).astype(float)
+        cap = w.sum() / 2.3
+        truth = max(sum(v[i] for i in range(n) if m >> i & 1) for m in range(1 << n)
+                    if sum(w[i] for i in range(n) if m >> i & 1) <= cap)
+        sol = solve_lp_or_milp(v * scale, np.vstack([w]), [-np.inf], [cap], np.zeros(n), np.ones(n),
+                               np.ones(n, dtype=bool), maximize=True, time_limit=10)
+        x = np.round(sol.x)
+        assert np.all(np.abs(sol.x - x) <= 1e-6) and sol.objective == pytest.approx(v @ x * scale, rel=1e-9)
+        assert w @ x <= cap
+        assert sol.objective / scale <= truth + 1e-6 and sol.bound / scale >= truth - 1e-6, scale
+        assert sol.status != "optimal" or sol.objective / scale == pytest.approx(truth, rel=1e-9), (scale, sol)
+        assert sol.status in ("optimal", "time_limit")
+    assert sol.status == "time_limit" and sol.gap == pytest.approx((sol.bound - sol.objective) / sol.objective)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -84,10 +157,31 @@ def test_best_whole_keys_edge_cases():
     assert best_whole_keys(np.array([]), 3).value == 0.0
     assert best_whole_keys(np.array([5.0, 1.0]), 1).value == 6.0
     assert best_whole_keys(np.array([4.0, 4.0, 4.0]), 3).status == "optimal"
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^key loads must be finite numbers >= 0$"):
         best_whole_keys(np.array([-1.0]), 2)
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^need at least one worker, got n=0$"):
         best_whole_keys(np.array([1.0]), 0)
+
+
+def three_worker_optimum(w):
+    """The least makespan of w on 3 workers, by the set of reachable (load 1, load 2) pairs."""
+    st = np.zeros((1, 2))
+    for x in w:
+        st = np.unique(np.vstack([st, st + [x, 0], st + [0, x]]), axis=0)
+    return float(np.min(np.maximum(st.max(axis=1), w.sum() - st.sum(axis=1))))
+
+
+def test_best_whole_keys_node_limit_brackets_the_optimum():
+    """Ten keys on three workers need branching: one node leaves the MILP's incumbent above the
+    optimum and its dual bound below it; the bracket comes back as such, and its value is the lower
+    bound (the grouping optimum's node-limited reference)."""
+    w = np.random.default_rng(1).integers(10**4, 10**5, 10).astype(float)
+    truth = three_worker_optimum(w)
+    b = best_whole_keys(w, 3, time_limit=60, node_limit=1)
+    assert (b.status, b.method) == ("bound", "milp")
+    assert b.lower < truth < b.upper and b.value == b.lower
+    full = best_whole_keys(w, 3, time_limit=60)
+    assert full.status == "optimal" and full.value == truth == 190919.0
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -129,7 +223,7 @@ def test_best_split_scales_to_a_million_keys():
 
 
 def test_best_split_bad_input():
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^candidate worker ids must be integers in 0\.\.2$"):
         best_split(np.ones(2), np.array([[0], [5]]), 3)
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^3 key loads but 2 candidate rows$"):
         best_split(np.ones(3), np.array([[0], [1]]), 3)
