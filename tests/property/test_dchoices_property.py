@@ -484,13 +484,18 @@ ORACLE_Z = [0.4, 0.6, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9
 
 @pytest.mark.parametrize("n", sorted(ORACLE))
 def test_oracle_d_table(n):  # 17
+    """oracle_d itself against the spec 5.2 table, and against the plain-Python F1-F14 of the
+    reference on the head written out here (p_k >= 1/(5n), sorted descending)."""
     for z, want in zip(ORACLE_Z, ORACLE[n]):
         p = zipf_p(10_000, z)
-        head = p[p >= 1 / (5 * n)]
-        d = dchoices.find_optimal_choices(head, n, 1e-4)
-        assert d == dchoices.oracle_d(p, n)
-        got = None if len(head) == 0 else ("W" if d == n else d)
+        d = dchoices.oracle_d(p, n)
+        head = sorted((float(x) for x in p if x >= 1 / (5 * n)), reverse=True)
+        assert d == ref.find_optimal_choices(head, n, 1e-4), (n, z)
+        # the table's "-" is an empty head (d = 2, the spec's F2), "W" is d = n
+        got = None if not head else ("W" if d == n else d)
         assert got == want, (n, z)
+        if not head:
+            assert d == 2
 
 
 def test_oracle_d_authors_variant():

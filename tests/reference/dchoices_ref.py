@@ -3,8 +3,9 @@
 One message at a time with dicts and lists, following the spec's pseudocode literally: the driver
 D1-D4 (source ``t mod s``), K1-K3, S1-S3, P1-P3, SpaceSaving SS1-SS9, the generic head-aware
 router A1-A15 and FindOptimalChoices F1-F14.  It shares nothing with
-``skewbench.grouping.dchoices``; only the hash family (``hash_seeds``, ``hash_choice_py``) comes
-from ``skewbench.grouping.base``.
+``skewbench.grouping.dchoices`` nor anything else of ``skewbench``: the hash family F_1..F_n is
+written out here from its definition (:func:`mix64`, :func:`hash_seeds`, :func:`hash_choice`),
+and tests/unit/test_hashing.py pins both this and the implementation's to the same known answers.
 
 Two rules the spec leaves open are fixed here as in the implementation's docstring:
 SpaceSaving evicts, among the entries with the minimum count, the one updated longest ago
@@ -15,7 +16,32 @@ from __future__ import annotations
 
 import math
 
-from skewbench.grouping.base import hash_choice_py, hash_seeds
+MASK = (1 << 64) - 1
+
+
+def mix64(x):
+    """splitmix64's output function on the state x (Steele, Lea, Flood 2014; Vigna's splitmix64.c):
+    x + 0x9E3779B97F4A7C15, then xor-shift 30 and multiply by 0xBF58476D1CE4E5B9, xor-shift 27 and
+    multiply by 0x94D049BB133111EB, xor-shift 31; every step modulo 2^64."""
+    z = (x + 0x9E3779B97F4A7C15) & MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def hash_seeds(seed, count):
+    """seed_i = mix64(mix64(seed mod 2^64) + 0x632BE59BD9B4E019 i), i = 1..count: one seed per F_i,
+    the same at every source (spec 2.0 fixes them per i and leaves their derivation open; this is
+    the one of skewbench.grouping.base.hash_seeds, pinned by known answers in test_hashing.py)."""
+    base = mix64(seed & MASK)
+    return [mix64((base + 0x632BE59BD9B4E019 * i) & MASK) for i in range(1, count + 1)]
+
+
+def hash_choice(key, seed_i, n):
+    """F_i(key) = fastrange(mix64(key XOR seed_i), n), fastrange(x, n) = (x_hi32 n) >> 32 (spec 2.0);
+    a negative key is taken modulo 2^64 (its int64 bits)."""
+    return ((mix64((key & MASK) ^ seed_i) >> 32) * n) >> 32
+
 
 HEAD_STRATEGIES = ("dc", "wc", "rr", "fixed-d")
 ALL_STRATEGIES = ("kg", "sg", "pkg") + HEAD_STRATEGIES
@@ -122,7 +148,7 @@ class Reference:
     def __init__(self, name, n, s, seed, **params):
         self.name, self.n, self.s = name, n, s
         self.p = resolve(name, n, params)
-        self.F = [int(x) for x in hash_seeds(seed, max(2, n))]
+        self.F = hash_seeds(seed, max(2, n))
         self.src = [Source(n, self.p.get("capacity")) for _ in range(s)]
         self.head_msgs = 0
         self.fallback_msgs = 0
@@ -130,7 +156,7 @@ class Reference:
 
     def f(self, i, k):
         """F_i(k), i = 1..n."""
-        return hash_choice_py(k, self.F[i - 1], self.n)
+        return hash_choice(k, self.F[i - 1], self.n)
 
     def is_head(self, src, k):
         ss, theta = src.ss, self.p["theta"]

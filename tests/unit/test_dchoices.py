@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -51,9 +53,11 @@ def test_registered_with_expected_flags():
     ("mode", None),
 ])
 def test_bad_parameters_are_clear_errors(name, param, value):
-    with pytest.raises(SkewbenchError) as err:
+    want = {"theta": "a number in (0, inf]", "eps": "a number in [0, inf]", "capacity": "an integer in [1, inf]",
+            "refresh": "an integer in [1, inf]", "warmup": "an integer in [0, inf]",
+            "mode": "'spec' or 'authors'"}[param]
+    with pytest.raises(SkewbenchError, match=f"^{re.escape(f'{name}: {param} must be {want}, got {value!r}')}$"):
         REGISTRY[name](10, 2, 0, **{param: value})
-    assert param in str(err.value) and name in str(err.value)
 
 
 @pytest.mark.parametrize("value", [0, -3, 2.5, "4", None])
@@ -166,7 +170,19 @@ def test_find_optimal_choices_validation_and_helpers():
     with pytest.raises(SkewbenchError, match="frequencies"):
         dchoices.find_optimal_choices([0.1, float("nan")], 10)
     assert dchoices.head_probabilities([0.5, 0.1, 0.3, 0.1], 0.1).tolist() == [0.5, 0.3, 0.1, 0.1]
-    assert dchoices.oracle_d([0.5, 0.5], 10) == dchoices.find_optimal_choices([0.5, 0.5], 10)
+    # known answers worked out by hand from spec 2.6 F1-F14 (b_h = 1 - (1 - 1/n)^(h d), RHS n b (1/n + eps)):
+    # two keys of 0.5 on n = 10: at h = 2 the LHS is P_H = 1 and needs 1 <= 1.001 (1 - 0.9^(2d)),
+    # i.e. 2d >= ln(1 - 1/1.001) / ln(0.9) = 65.57, d >= 33 > n: W (d = n = 10)
+    assert dchoices.oracle_d([0.5, 0.5], 10) == 10
+    # one head key of 0.05 on n = 100 (the tail, 0.95 / 1000 each, is below theta = 1/500): F4 starts at
+    # d = 5; F9 <= F10 reads 0.05 + 0.95 b^2 <= 1.01 b: d = 5, b = 0.04901: 0.05228 > 0.04950; d = 6,
+    # b = 0.05852: 0.05325 <= 0.05911, so d = 6
+    assert dchoices.oracle_d([0.05] + [0.95 / 1000] * 1000, 100) == 6
+    # two head keys of 0.1 on n = 50 (theta = 1/250; tail 0.8 in keys of 0.0008): P_H = 0.2, P_T = 0.8,
+    # F4 starts at d = 5, RHS = 1.005 b_h; h = 1: 0.1 + 0.1 b^d + 0.8 b^2, h = 2: 0.2 + 0.8 b^2 with
+    # b_2 = 1 - 0.98^(2d).  d = 7: h = 2 gives 0.24855 > 0.24759; d = 8: h = 1 0.11782 <= 0.14998 and
+    # h = 2 0.26103 <= 0.27758, so d = 8 (b_h from h d draws, the tail term and eps all matter here)
+    assert dchoices.oracle_d([0.1, 0.1] + [0.0008] * 1000, 50) == 8
     assert dchoices.oracle_d([0.001] * 1000, 10) == 2  # empty head at theta = 1/50
     assert dchoices.expected_distinct_workers(0, 10) == 0.0
     assert dchoices.expected_distinct_workers(1, 10) == pytest.approx(1.0)

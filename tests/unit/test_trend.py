@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from skewbench import trend
@@ -94,7 +96,13 @@ def test_trend_key_leaves_out_strategy_parameters_and_the_dataset_name():
     assert "p.d" not in a and "dataset" not in a and a["family"] == "grouping" and a["c.window"] == "2000"
     same = trend.trend_keys("grouping", [PARAMS])[0]
     assert trend.trend_keys("grouping", [{**PARAMS, "p.d": "3", "dataset": "renamed"}])[0] == same
-    assert len(same) == 16 and int(same, 16) >= 0
+    # known answer: the first 16 hex digits of SHA-256 over the key's canonical JSON, written out
+    # here (sorted keys, no spaces, "family" added, "p.*" and "dataset" left out); the digest is
+    # from coreutils' sha256sum of that text.  A logged key that changes loses every cell's history.
+    text = ('{"c.window":"2000","dataset_fingerprint":"' + "f" * 64 + '","family":"grouping","seed":"0",'
+            '"sources":"2","strategy":"fixed-d","workers":"5"}')
+    assert trend.key_hash(a) == same == "4067556c234cba82"
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == same
     for k, v in (("workers", "10"), ("seed", "1"), ("dataset_fingerprint", "e" * 64), ("c.window", "1000"),
                  ("strategy", "pkg")):
         assert trend.trend_keys("grouping", [{**PARAMS, k: v}])[0] != same, k
@@ -117,6 +125,9 @@ def test_a_parameter_axis_keeps_its_cells_apart():
     # the single pkg cell keeps its plain key; the axis cells are stable from night to night
     assert keys[2] == trend.trend_keys("grouping", [cells[2]])[0]
     assert keys[:2] == trend.trend_keys("grouping", cells[:2])
+    # known answers (sha256sum of the canonical JSON with the axis "p.d" added after "family"):
+    # {"c.window":"2000","dataset_fingerprint":"ff..ff","family":"grouping","p.d":"2",...,"workers":"5"}
+    assert keys[:2] == ["f8259130642a05f7", "2f629be8ff48eaed"]
 
 
 def test_summary_and_description():
