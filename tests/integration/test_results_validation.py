@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Callable
@@ -232,10 +233,11 @@ def check_failed(report, res: Path, expected: dict) -> str:
     assert report.path == str(res.absolute())
     got = failure_map(report)
     assert set(got) == set(expected), report.message()
-    with pytest.raises(ValidationFailed) as exc:
+    head = (rf"^results {re.escape(str(res.absolute()))} \(dataset {re.escape(report.dataset)}\) failed validation: "
+            rf"{len(expected)} expectation\(s\) not met\n")
+    with pytest.raises(ValidationFailed, match=head) as exc:
         report.raise_for_failure()
     msg = str(exc.value)
-    assert str(res.absolute()) in msg.splitlines()[0]
     for key, (observed, cells) in expected.items():
         line = failure_line(msg, *key)
         for obs in (observed,) if isinstance(observed, str) else observed:
@@ -319,7 +321,8 @@ def test_truncated_parquet_is_a_clear_error(results):
     f = results / "summary.parquet"
     data = f.read_bytes()
     f.write_bytes(data[: len(data) // 2])
-    with pytest.raises(SkewbenchError) as exc:
+    head = f"results {results.absolute()}: cannot read summary.parquet: corrupted or truncated Parquet file ("
+    with pytest.raises(SkewbenchError, match=f"^{re.escape(head)}") as exc:
         validate_results(results)
     msg = str(exc.value)
     assert str(results.absolute()) in msg and "summary.parquet" in msg
@@ -329,19 +332,20 @@ def test_truncated_parquet_is_a_clear_error(results):
 
 @pytest.mark.parametrize("damage", ["no_dir", "no_manifest", "no_series", "bad_manifest"])
 def test_missing_or_incomplete_results_are_clear_errors(results, tmp_path, damage):
-    path, needle = results, None
+    path = results
     if damage == "no_dir":
-        path, needle = tmp_path / "nowhere", "no such directory"
+        path = tmp_path / "nowhere"
+        want = f"results {path.absolute()}: no such directory"
     elif damage == "no_manifest":
         (results / MANIFEST).unlink()
-        needle = MANIFEST
+        want = f"{results.absolute()} is not a complete skewbench results directory (no {MANIFEST})"
     elif damage == "no_series":
         (results / "series.parquet").unlink()
-        needle = "series.parquet is missing"
+        want = f"results {results.absolute()}: series.parquet is missing (incomplete results directory)"
     else:
         (results / MANIFEST).write_text('{"family": "grouping"')
-        needle = f"{MANIFEST} is unreadable or not JSON"
-    with pytest.raises(SkewbenchError) as exc:
+        want = f"results {results.absolute()}: {MANIFEST} is unreadable or not JSON (Expecting ',' delimiter: line 1"
+    with pytest.raises(SkewbenchError, match=f"^{re.escape(want)}") as exc:
         validate_results(path)
-    assert needle in str(exc.value)
+    assert "\n" not in str(exc.value)
     assert not isinstance(exc.value, ValidationFailed)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -183,10 +184,11 @@ def check_report(report, expected: dict) -> None:
     assert report.success is False
     assert report.dataset == NAME
     assert set(failure_map(report)) == set(expected), report.message()
-    with pytest.raises(ValidationFailed) as exc:
+    head = (rf"^dataset {re.escape(NAME)} \({re.escape(report.path)}\) failed validation on {report.engine}: "
+            rf"{len(expected)} expectation\(s\) not met\n")
+    with pytest.raises(ValidationFailed, match=head) as exc:
         report.raise_for_failure()
     msg = str(exc.value)
-    assert NAME in msg
     lines = msg.splitlines()[1:]
     for (expectation, column), observed in expected.items():
         line = [ln for ln in lines if expectation in ln and
@@ -251,7 +253,9 @@ def test_truncated_part_is_a_dataset_error(dataset):
     p = part_path(dataset, 2)
     data = p.read_bytes()
     p.write_bytes(data[: len(data) // 2])
-    with pytest.raises(DatasetError) as exc:
+    want = (f"{dataset}: data file part-000002.parquet is {len(data) // 2:,} bytes, {len(data):,} when the dataset "
+            "was written: corrupted or truncated, or changed after its fingerprint was taken (regenerate or re-ingest it)")
+    with pytest.raises(DatasetError, match=f"^{re.escape(want)}$") as exc:
         validate_dataset(dataset, engine="pandas")
     msg = str(exc.value)
     assert "part-000002.parquet" in msg and "corrupted or truncated" in msg
@@ -267,7 +271,7 @@ def test_missing_or_incomplete_dataset_is_a_dataset_error(tmp_path):
 
 
 def test_bad_engine_is_rejected(base_dataset):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^engine must be one of \('auto', 'pandas', 'spark'\), not 'dask'$"):
         validate_dataset(base_dataset, engine="dask")
 
 

@@ -141,7 +141,7 @@ def test_storm_equals_reference(inst, kuse):
     n, P, edges, caps = inst
     job = make_job(n, P, edges, caps)
     if isinstance(kuse, int) and kuse > job.K:
-        with pytest.raises(SkewbenchError):
+        with pytest.raises(SkewbenchError, match=rf"^storm: kuse={kuse} exceeds the {job.K} nodes of job 'j'$"):
             alg.storm_rr(job, kuse=kuse)
         return
     a = alg.storm_rr(job, kuse=kuse)
@@ -465,17 +465,18 @@ def test_allocate_errors_and_names():
     for name in alg.STRATEGIES:
         a = alg.allocate(job, name, seed=0)
         assert a.node.shape == (job.m,)
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^unknown allocation strategy 'nope'; choose from \['ffd', "):
         alg.allocate(job, "nope")
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^td: unknown parameter\(s\) \['bogus'\]$"):
         alg.allocate(job, "td", bogus=1)
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^tl: key must be one of \['imc', 'imct', 'rs'\], got 'xyz'$"):
         alg.tl(job, key="xyz")
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^td: k0 must be 'shrink' or 'push', got 'never'$"):
         alg.td(job, k0="never")
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^storm: kuse must be 'load', 'all' or an integer >= 1, got 'some'$"):
         alg.storm_rr(job, kuse="some")
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^td: job 's' has measured per-task costs or link rates; split it "
+                                             r"with split_skewed \(spec 2\.7\.3\) or use allocate\(\)$"):
         alg.td(Job("s", ["a"], [2], [10.0], [], [], [], [100.0], task_cost=[4.0, 6.0]))
     assert np.allclose(alg.heterogeneous_capacities([1, 4, 2]), [100, 400, 200])
     # retry: a job that fails single-pass but is feasible succeeds after re-granularisation

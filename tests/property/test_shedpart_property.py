@@ -4,6 +4,7 @@ shedpart.spec.md section 6, and the property tests 1-19 of its section 7."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -324,9 +325,10 @@ def test_sample_size_numbers():
     assert abs(raw(z1) / raw(Z2) - 0.704) < 1e-3
     assert sp.sample_size(10**9, 10**9, 1.0, 1.0, 0.1, z1) == math.ceil(raw(z1))
     assert sp.sample_size(10**9, 10**9, 1.0, 0.25, 0.1, Z2) == 97
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^confidence must be in \(0, 1\), got 1\.0$"):
         sp.z_value(1.0)
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError,
+                       match=r"^unknown z rule 'three-sided'; expected one of \('two-sided', 'one-sided'\)$"):
         sp.z_value(0.9, "three-sided")
 
 
@@ -528,17 +530,25 @@ def test_validation_errors():
     ts = np.array([0.0, 1.0, 2.0])
     keys = np.array([1, 2, 3])
     vals = np.ones(3)
-    for kw in (dict(range_s=0.0), dict(slide_s=0.0), dict(slide_s=3.0), dict(error=-0.1),
-               dict(confidence=1.0), dict(z_rule="x"), dict(mode="x"), dict(partitioner="x"),
-               dict(workers=0), dict(threshold_g=0), dict(n_min=0)):
-        with pytest.raises(SkewbenchError):
+    for kw, msg in ((dict(range_s=0.0), "range_s must be a positive number, got 0.0"),
+                    (dict(slide_s=0.0), "slide_s must be in (0, range_s=2.0], got 0.0"),
+                    (dict(slide_s=3.0), "slide_s must be in (0, range_s=2.0], got 3.0"),
+                    (dict(error=-0.1), "error must be a number >= 0, got -0.1"),
+                    (dict(confidence=1.0), "confidence must be in (0, 1), got 1.0"),
+                    (dict(z_rule="x"), "unknown z_rule 'x'; expected one of ('two-sided', 'one-sided')"),
+                    (dict(mode="x"), "unknown mode 'x'; expected one of ('exact', 'paper')"),
+                    (dict(partitioner="x"), "unknown partitioner 'x'; expected one of ('fld', 'pkg', 'shuffle')"),
+                    (dict(workers=0), "workers must be an integer >= 1, got 0"),
+                    (dict(threshold_g=0), "threshold_g must be an integer >= 1, got 0"),
+                    (dict(n_min=0), "n_min must be an integer >= 1, got 0")):
+        with pytest.raises(SkewbenchError, match=f"^{re.escape('ShedPartConfig: ' + msg)}$"):
             cfg(**kw)
     c = cfg()
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^replay: ts, keys and values differ in length \(3, 2, 3\)$"):
         sp.replay(ts, keys[:2], vals, c)
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^replay: ts must be non-decreasing \(event-time order\)$"):
         sp.replay(ts[::-1], keys, vals, c)
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^replay: keys must be >= 0$"):
         sp.replay(ts, -keys, vals, c)
     assert len(sp.replay(ts[:0], keys[:0], vals[:0], c)) == 0
 

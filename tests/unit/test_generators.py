@@ -98,15 +98,22 @@ def test_bad_parameters_are_clear_errors(bad, match):
         StreamSpec.zipf(**args)
 
 
-@pytest.mark.parametrize("text,ok", [
-    ("constant:1", True), ("uniform:0.1:6.4", True), ("levels:64:1:64", True), ("values:1,2,3", True),
-    ("levels:64:1", False), ("constant:-1", False), ("uniform:5:1", False), ("gauss:1", False), ("values:", False),
+BAD_MODEL = r"': use constant:V, uniform:LO:HI, levels:N:LO:HI or values:V1,V2,\.\.\. \(milliseconds\)$"
+
+
+@pytest.mark.parametrize("text,error", [
+    ("constant:1", None), ("uniform:0.1:6.4", None), ("levels:64:1:64", None), ("values:1,2,3", None),
+    ("levels:64:1", "^bad cost model 'levels:64:1" + BAD_MODEL),
+    ("constant:-1", r"^cost values must be numbers > 0 ms, got -1\.0$"),
+    ("uniform:5:1", r"^cost low 5\.0 > high 1\.0$"),
+    ("gauss:1", "^bad cost model 'gauss:1" + BAD_MODEL),
+    ("values:", "^bad cost model 'values:" + BAD_MODEL),
 ])
-def test_parse_cost(text, ok):
-    if ok:
+def test_parse_cost(text, error):
+    if error is None:
         assert parse_cost(text)["model"] == text.split(":")[0]
     else:
-        with pytest.raises(SkewbenchError):
+        with pytest.raises(SkewbenchError, match=error):
             parse_cost(text)
 
 
@@ -139,7 +146,7 @@ def test_failed_generation_leaves_nothing(tmp_path, monkeypatch):
         return real(*a, **k)
 
     monkeypatch.setattr(g, "write_part", flaky)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="^disk full$"):
         generate(StreamSpec.zipf(1.0, 10, 5000, seed=1, block_size=1000), tmp_path / "x")
     assert list(tmp_path.iterdir()) == []
 

@@ -78,15 +78,15 @@ def test_structural_errors():
     with pytest.raises(SkewbenchError, match="unknown parameter"):
         osg.FK(3, window=8)
     s = osg.OSG(3, rows=2, cols=5)
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^set_hash: a must be in \[1, p-1\] and b in \[0, p-1\]$"):
         s.set_hash([0, 1], [0, 0])
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^set_hash needs 2 values of a and of b$"):
         s.set_hash([1, 1, 1], [0, 0, 0])
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^set_hash_table: columns must lie in \[0, 5\)$"):
         s.set_hash_table(np.full((2, 4), 5))
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^scale must be a number in \(0\.0, inf\], got 0\.0$"):
         s.set_estimate_scale(0.0)
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^source must be 'store' or 'live'$"):
         s.estimates([1], 0, "cache")
 
 
@@ -96,9 +96,9 @@ def test_cm_dimensions():
     assert osg.cm_columns(0.05) == 54 and osg.cm_columns(0.001) == 2718
     assert osg.cm_columns(1.0) == 1 and osg.cm_columns(5.0) == 1 and osg.cm_columns(0.7) == 3
     assert osg.cm_columns(0.09) == 30
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^eps must be a number in \(0\.0, inf\], got 0$"):
         osg.cm_columns(0)
-    with pytest.raises(SkewbenchError):
+    with pytest.raises(SkewbenchError, match=r"^delta must be a number in \(0\.0, 1\.0\], got 1\.5$"):
         osg.cm_rows(1.5)
     assert osg.OSG(2, eps=0.001).describe_params()["cols"] == 2718
     assert osg.OSG(2, eps=1.0).cols == 1
