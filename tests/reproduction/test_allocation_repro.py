@@ -13,8 +13,10 @@ the exact optimum (:func:`skewbench.allocation.opt.solve`, F2) and the monitor
 (:func:`skewbench.allocation.model.gain`).  Optimality is the spec's ratio of sums,
 Omega_A = sum phi_A / sum phi_OPT over the instances where OPT is proven and A overloads no node.
 
-R5 and R11 (allocation throughput and its scaling) are speed targets: the benchmark measures them
-(BENCHMARKS.md); this file checks only the operation counts behind them.  Measured values are printed as
+R5 and R11 (allocation throughput and its scaling) are speed targets: the benchmark measures the rates
+(BENCHMARKS.md); this file checks the operation counts behind them and, in ``make reproduce`` (slow), R5's
+acceptance criterion of the spec (TD at least 50x TL's rate at 100 tasks per group, the gap widening with the
+tasks) as a ratio of two timings taken in the same run.  Measured values are printed as
 ``REPRO {json}`` lines (``-s``); REPRODUCTION.md (Allocation section) records them.  ``make test`` runs
 everything but the eta = 0 sensitivity case of E5 (another 2000 graphs, about 30 s), which ``make reproduce`` adds.
 """
@@ -22,6 +24,7 @@ everything but the eta = 0 sensitivity case of E5 (another 2000 graphs, about 30
 from __future__ import annotations
 
 import functools
+import time
 from collections import Counter
 
 import numpy as np
@@ -31,7 +34,7 @@ from skewbench.allocation import algorithms as alg
 from skewbench.allocation import instances, opt
 from skewbench.allocation.model import collocated_links, counts, evaluate, gain
 from skewbench.allocation.monitor import monitor
-from tests.reproduction.common import E5_COUNT, e5_reference, record
+from tests.reproduction.common import E5_COUNT, e5_reference, record, rounds_to
 
 pytestmark = pytest.mark.reproduction
 
@@ -208,6 +211,32 @@ def test_r5_r11_operation_counts_on_the_e4_pipeline():
     assert all(v == {"slices": 4, "fusions": 0, "singles": 0, "heap_ops": 4} for v in td_info.values()), td_info
 
 
+def fastest(fn, repeats: int) -> float:
+    """The shortest of ``repeats`` timed calls (after one warm-up call): the least disturbed by other load."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@pytest.mark.slow
+def test_r5_td_at_least_fifty_times_tl_and_the_gap_widens():
+    """R5's acceptance criterion (allocation.spec.md 5): Thr_TD / Thr_TL >= 50 at 100 tasks per group, the gap
+    widening as the tasks grow; both pure Python, timed in the same run (the fastest of several calls each), so
+    the ratio, not the hardware's rate, is what is checked."""
+    ratio = {}
+    for t, repeats in ((10, 20), (30, 10), (100, 5), (300, 3)):
+        job = instances.pipeline(tasks_per_group=t)[0]
+        assert alg.td(job).success and alg.tl(job, seed=0).success
+        ratio[t] = fastest(lambda: alg.tl(job, seed=0), repeats) / fastest(lambda: alg.td(job), 50)
+    record("R5 TD / TL rate (E4)", ratio=ratio)
+    assert ratio[100] >= 50, ratio
+    assert ratio[10] < ratio[30] < ratio[100] < ratio[300], ratio
+
+
 # --------------------------------------------------------------------------------------------- E5
 E5_STRATEGIES = {
     "td-rs": lambda job, i: alg.td(job),
@@ -256,6 +285,22 @@ def rho_stats(data: dict, name: str) -> dict:
             "share_optimal": r4(np.mean(rho >= 1 - 1e-9))}
 
 
+# the figures REPRODUCTION.md prints for E5, per eta: Omega in % (one decimal), summed gains in GB/s (two
+# decimals), the per-graph rho of TD-RS, the graphs Storm does not overload and the failed (unplaced) runs
+E5_PRINTED = {
+    0.5: {"omega": {"td-rs": 94.7, "tl-imc": 81.9, "tl-imct": 93.5, "tl-rs": 94.1, "td-imc": 82.4, "td-push": 82.1,
+                    "td-first": 94.0, "storm": 36.2},
+          "gbs": {"opt": 42.77, "td-rs": 40.50, "tl-imct": 40.00, "tl-imc": 35.01}, "opt_over_paper": 1.63,
+          "rho_td": {"mean": 0.946, "median": 0.982, "min": 0.536, "share_optimal": 0.415},
+          "storm_compared": 1821, "failed": {"td-imc": 1, "td-push": 3, "storm": 179}, "mean_opt": 21.4, "mean_imc": 76.8,
+          "tl_imct_over_paper": 7.6},
+    0.0: {"omega": {"td-rs": 95.2, "tl-imc": 81.5, "tl-imct": 93.0, "tl-rs": 93.6, "td-imc": 83.4, "td-push": 83.5,
+                    "td-first": 94.5, "storm": 39.9},
+          "gbs": {"opt": 41.74}, "opt_over_paper": 1.59, "storm_compared": E5_COUNT, "tl_imct_over_paper": 7.1,
+          "failed": {}},
+}
+
+
 @pytest.mark.parametrize("eta", [0.5, pytest.param(0.0, marks=pytest.mark.slow)])  # eta = 0: make reproduce
 def test_r6_closeness_to_optimal(eta):
     data = e5(eta)
@@ -283,13 +328,40 @@ def test_r6_closeness_to_optimal(eta):
     assert gbs["opt"] > gbs["td-rs"] > max(gbs["tl-imc"], gbs["tl-imct"])
     # the Done-when criterion: Omega_TD within 5 points of the paper's 93.1%
     assert abs(om["td-rs"] - PAPER_E5["td"]) <= 0.05, om["td-rs"]
-    # the paper's TL (85.9%) lies between the two readings of "TL prioritised with IMC" (A3)
-    assert om["tl-imc"] < PAPER_E5["tl"] < om["tl-imct"]
+    # TL with A3's default key (group IMC C_e) within the same 5 points of the paper's 85.9% (approx; TL-IMCt's
+    # 7.6 points are the miss of test_r6_tl_per_link_key_within_five_points)
+    assert abs(om["tl-imc"] - PAPER_E5["tl"]) <= 0.05, om["tl-imc"]
+    # every figure REPRODUCTION.md prints, at its precision
+    pr = E5_PRINTED[eta]
+    assert all(rounds_to(100 * om[k], v, 0.1) for k, v in pr["omega"].items()), om
+    assert all(rounds_to(gbs[k], v, 0.01) for k, v in pr["gbs"].items()), gbs
+    assert rounds_to(gbs["opt"] / PAPER_E5["opt_gbs"], pr["opt_over_paper"], 0.01), gbs
+    assert int(data["res"]["storm"]["ok"].sum()) == pr["storm_compared"]
+    # TL-IMCt over the paper's TL, in points (the miss of test_r6_tl_per_link_key_within_five_points)
+    assert rounds_to(100 * (om["tl-imct"] - PAPER_E5["tl"]), pr["tl_imct_over_paper"], 0.1), om["tl-imct"]
+    failed = {k: v["failed"] for k, v in data["res"].items() if v["failed"]}
+    assert failed == pr["failed"], failed  # eta = 0: none overloaded, nothing left unplaced
+    if eta == 0.5:
+        rho = rho_stats(data, "td-rs")
+        assert all(rounds_to(rho[k], v, 0.001) for k, v in pr["rho_td"].items()), rho
+        assert rounds_to(np.nanmean(data["opt"]), pr["mean_opt"], 0.1) and rounds_to(data["imc"].mean(), pr["mean_imc"], 0.1)
+        # the paper's TD 93.1% and TL 85.9%: ours 1.6 points above and 4.0 below
+        assert rounds_to(100 * (om["td-rs"] - PAPER_E5["td"]), 1.6, 0.1) and rounds_to(100 * (PAPER_E5["tl"] - om["tl-imc"]), 4.0, 0.1)
     # A7 matters: the literal k = 0 rule loses much of TD's advantage
     assert om["td-push"] < om["td-rs"] - 0.05
     if eta == 0.5:
         # A18: our generator's gains are about 1.6x the paper's
         assert 1.5 <= gbs["opt"] / PAPER_E5["opt_gbs"] <= 1.75
+
+
+@pytest.mark.parametrize("eta", [0.5, pytest.param(0.0, marks=pytest.mark.slow)])
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="R6 TL with the per-link key (TL-IMCt, A3's other reading of 'TL prioritised with IMC'): "
+                          "Omega 93.5% (eta = 0: 93.0%), 7.6 points above the paper's 85.9% (7.1), outside the 5-point "
+                          "band (REPRODUCTION.md)")
+def test_r6_tl_per_link_key_within_five_points(eta):
+    om = omega(e5(eta), "tl-imct")
+    assert abs(om - PAPER_E5["tl"]) <= 0.05, om
 
 
 def test_r9_feature_order_on_e5():
@@ -486,7 +558,9 @@ def test_r10_adapting_to_the_input_rate():
            triggers_s=triggers, rate_changes_s=changes,
            violations=sum(p.violations_td_static + p.violations_storm_static + p.violations_td_rc for p in periods),
            td_rc_failed=sum(p.td_rc_failed for p in periods))
-    # both static gains fall when the rate drops (and rise when it rises): they scale with r
+    # both static gains fall when the rate drops (and rise when it rises): they scale with r. By construction:
+    # E8 scales every P_g and C_e by r (allocation.spec.md E8), so a fixed allocation keeps r times its peak gain
+    # (a check of the model, not a reproduction)
     for a, b in zip(segs, segs[1:]):
         if b["r"] < a["r"]:
             assert b["td_static"] < a["td_static"] and b["storm_static"] < a["storm_static"], (a["r"], b["r"])
@@ -494,6 +568,10 @@ def test_r10_adapting_to_the_input_rate():
     for s in segs:
         assert s["td_static"] == pytest.approx(80.3333 * s["r"], abs=1e-3), s
         assert s["storm_static"] == pytest.approx(71.5 * s["r"], abs=1e-9), s
+    # TD-static 80.3 / 40.2 / 60.3 / 24.1 / 80.3 / 48.2 MB/s at r = 1 / 0.5 / 0.75 / 0.3 / 1 / 0.6
+    assert all(rounds_to(s["td_static"], v, 0.1) for s, v in zip(segs, [80.3, 40.2, 60.3, 24.1, 80.3, 48.2])), segs
+    assert rounds_to(segs[0]["td_static"], 80.33, 0.01) and rounds_to(segs[0]["storm_static"], 71.50, 0.01), segs[0]
+    assert rounds_to(segs[0]["td_static"] / segs[0]["storm_static"], 1.12, 0.01), segs[0]
     # TD-static / STORM-static = 1.12 at every period (80.33 vs 71.50 at the peak; Storm's round robin on 2 nodes)
     assert alg.storm_rr(instances.twitter_e8()[0]).info["kuse"] == 2
     assert all(p.phi_td_static / p.phi_storm_static == pytest.approx(80.3333 / 71.5, abs=1e-4) for p in periods)

@@ -163,11 +163,11 @@ def test_t3_las_close_to_the_bound_and_its_drop_rate():
     assert shown(min(qt.values()), pick(0.93, 0.88), 2) and shown(max(qt.values()), 1.16, 2), qt
     runs = [v["runs_over_tau"] for v in vals.values()]
     assert min(runs) == 0.25 and shown(max(runs), pick(0.67, 0.77), 2), runs
-    # the spec's sanity prediction of LAS's drop rate, 1 - (1-u)/(1+eps): within 0.3 points, most off
+    # the spec's sanity prediction of LAS's drop rate, 1 - (1-u)/(1+eps): within 0.22 points, most off
     # at u = 0 (full set 0.43 points); LAS's rate at u = 0, 10, 30, 50, 90%: 0.0498, 0.1422, 0.3331,
     # 0.5240, 0.9043
     off = {u: abs(v["dr"] - v["dr_predicted"]) for u, v in vals.items()}
-    assert max(off, key=off.get) == 0 and (shown(off[0], 0.0043, 4) if FULL else off[0] <= 0.003), off
+    assert max(off, key=off.get) == 0 and shown(off[0], pick(0.0022, 0.0043), 4), off
     if not FULL:
         exp = {0: 0.0498, 10: 0.1422, 30: 0.3331, 50: 0.5240, 90: 0.9043}
         assert all(shown(vals[u]["dr"], e, 4) for u, e in exp.items()), vals
@@ -403,17 +403,53 @@ def e3_summary() -> dict:
     return summary
 
 
+def phase_a() -> dict:
+    """LAS's and FK's phase-A window Q ([run, window]) and its mean over runs per window."""
+    q = {k: per_phase(phase_values(e3()[k], "queueing_latency_mean"))["A"] for k in ("las", "fk")}
+    return {"runs": q, "mean": {k: np.nanmean(v, 0) for k, v in q.items()}}
+
+
 def test_t9_phase_a():
     s = e3_summary()
     sm, las, fk = s["sm"], s["las"], s["fk"]
-    # SM grows (58 -> 150 ms; full set 65 -> 151) and drops nothing
-    assert np.allclose([sm["A"]["q_first"], sm["A"]["q_last"]], pick([58.3, 149.6], [65.3, 151.1]), rtol=0.002)
+    a = phase_a()
+    later = {k: v[1:] for k, v in a["mean"].items()}  # the windows after the first
+    ratio = later["fk"] / later["las"]
+    record("T9", las_windows=a["mean"]["las"].tolist(), fk_windows=a["mean"]["fk"].tolist(),
+           fk_over_las_later=ratio.tolist(),
+           las_largest_run_later=float(a["runs"]["las"][:, 1:].max()))
+    # SM grows (58.3 -> 149.6 ms; full set 65.3 -> 151.1) and drops nothing
+    assert shown(sm["A"]["q_first"], pick(58.3, 65.3), 1) and shown(sm["A"]["q_last"], pick(149.6, 151.1), 1), sm["A"]
     assert sm["A"]["dr"] == 0
-    # the end of A: LAS 12.9 ms (0.2 tau; full set 14.1), FK over tau, 80 ms = 1.25 tau (full set 67, 1.05)
-    assert shown(las["A"]["q_last"], pick(12.9, 14.1), 1) and shown(las["A"]["q_last"] / E3_TAU, 0.2, 1), las["A"]
-    assert shown(fk["A"]["q_last"], pick(80, 67), 0) and shown(fk["A"]["q_last"] / E3_TAU, pick(1.25, 1.05), 2), fk["A"]
-    # drops LAS 3.8%, FK 0.5% (full set 3.7%, 0.5%)
+    # LAS under tau from the 2nd window on, in every run (largest 31.3 ms; full set 55.5): window means
+    # 9.5-18.9 ms, 0.15-0.29 tau (full set 11.0-17.4 ms, 0.17-0.27 tau)
+    assert np.all(a["runs"]["las"][:, 1:] <= E3_TAU), a["runs"]["las"]
+    assert shown(a["runs"]["las"][:, 1:].max(), pick(31.3, 55.5), 1), a["runs"]["las"]
+    lo, hi = pick((9.5, 18.9), (11.0, 17.4))
+    assert shown(later["las"].min(), lo, 1) and shown(later["las"].max(), hi, 1), later
+    lo, hi = pick((0.15, 0.29), (0.17, 0.27))
+    assert shown(later["las"].min() / E3_TAU, lo, 2) and shown(later["las"].max() / E3_TAU, hi, 2), later
+    # FK's windows 48.3-80.2 ms, 0.75-1.25 tau (full set 52.8-67.0 ms, 0.82-1.05 tau): its running average
+    # spends the slack of the cold start; 3.5-6.2x LAS's (full set 3.4-5.6x)
+    lo, hi = pick((48.3, 80.2), (52.8, 67.0))
+    assert shown(later["fk"].min(), lo, 1) and shown(later["fk"].max(), hi, 1), later
+    lo, hi = pick((0.75, 1.25), (0.82, 1.05))
+    assert shown(later["fk"].min() / E3_TAU, lo, 2) and shown(later["fk"].max() / E3_TAU, hi, 2), later
+    lo, hi = pick((3.5, 6.2), (3.4, 5.6))
+    assert shown(ratio.min(), lo, 1) and shown(ratio.max(), hi, 1), ratio
+    # the end of A: LAS 12.9 ms, 0.20 tau (full set 14.1, 0.22); FK 80.2 ms, 1.25 tau (full set 67.0, 1.05)
+    assert shown(las["A"]["q_last"], pick(12.9, 14.1), 1) and shown(las["A"]["q_last"] / E3_TAU, pick(0.20, 0.22), 2)
+    assert shown(fk["A"]["q_last"], pick(80.2, 67.0), 1) and shown(fk["A"]["q_last"] / E3_TAU, pick(1.25, 1.05), 2)
+    # drops LAS 3.8%, FK 0.5% (full set 3.7%, 0.5%): both more than SM's 0
     assert shown(las["A"]["dr"], pick(0.038, 0.037), 3) and shown(fk["A"]["dr"], 0.005, 3), (las["A"], fk["A"])
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T9 'LAS quickly joins FK': from phase A's 2nd window "
+                   "LAS's window Q is 0.15-0.29 tau and FK's 0.75-1.25 tau, FK 3.5-6.2x LAS (full set 0.17-0.27 tau, "
+                   "0.82-1.05 tau, 3.4-5.6x): LAS sits far under the bound, not with FK (REPRODUCTION.md)")
+def test_t9_las_joins_full_knowledge():
+    later = {k: v[1:] for k, v in phase_a()["mean"].items()}
+    assert np.all(later["fk"] <= 2 * later["las"]) and np.all(later["las"] <= 2 * later["fk"]), later
 
 
 def drops_pct(s: dict, phase: str) -> dict:
@@ -483,15 +519,20 @@ def test_t13_phase_f_sm_diverges():
 
 
 @functools.lru_cache(maxsize=None)
-def e3_las_mu_inf() -> np.ndarray:
-    """LAS on the E3 runs with mu = inf (the operator ships matrices every 2N executions): [run, window] Q."""
+def e3_las_mu_inf_series() -> tuple:
+    """LAS on the E3 runs with mu = inf (the operator ships matrices every 2N executions): its window series."""
     series = []
     for r in range(20 if FULL else 4):
         i = r if mapping(r)[0] != mapping(r).max() else r + 1000
         k, w, ts = phased_stream(i, r)
         d = operator_data(k, w, ts=ts, ref_end=PH, phase_starts=[p * PH for p in range(7)])
         series.append(simulate_operator("las", {"warm": False, "mu": float("inf")}, d, 100, E3_TAU, r, E3_WINDOW)[1])
-    return phase_values(series, "queueing_latency_mean")
+    return tuple(series)
+
+
+def e3_las_mu_inf() -> np.ndarray:
+    """[run, window] Q of LAS with mu = inf."""
+    return phase_values(e3_las_mu_inf_series(), "queueing_latency_mean")
 
 
 def test_t13_las_with_mu_inf_recovers_within_f():
@@ -513,19 +554,40 @@ def test_t14_phase_g():
     s = e3_summary()
     sm, las = s["sm"]["G"], s["las"]["G"]
     assert sm["q"] > 10 * E3_TAU and sm["q_last"] > 10 * E3_TAU  # SM never recovers
+    assert s["sm"]["G"]["dr"] == 0  # because it drops nothing
     assert las["q_last"] <= E3_TAU  # LAS back at the bound by the end
     # SM mean 83,299 ms, its windows growing 80,550 -> 86,023 ms (full set 82,359, 79,655 -> 85,032);
-    # LAS enters G with F's backlog, 17,318 ms (full set 26,645), and its last window is 2.7 ms (3.8)
+    # LAS enters G with F's backlog, 17,318 ms = 271 tau (full set 26,645, 416 tau), and its last window
+    # is 2.7 ms (3.8)
     exp = pick((83299, 80550, 86023, 17318), (82359, 79655, 85032, 26645))
     got = (sm["q"], sm["q_first"], sm["q_last"], las["q_first"])
     assert all(shown(g, e, 0) for g, e in zip(got, exp)) and shown(las["q_last"], pick(2.7, 3.8), 1), (sm, las)
+    assert shown(las["q_first"] / E3_TAU, pick(271, 416), 0), las
     # LAS's mean window Q is under tau from G's 2nd window on (full set 3rd), but it drops 61% of G
-    # against FK's 10% (full set 68% and 9%)
+    # against FK's 10% (full set 68% and 9%), 85% -> 38% per window (full set 95% -> 38%)
     q = np.nanmean(per_phase(phase_values(e3()["las"], "queueing_latency_mean"))["G"], 0)
     w = pick(1, 2)
     assert q[w - 1] > E3_TAU and np.all(q[w:] <= E3_TAU), q
     d = drops_pct(s, "G")
     assert shown(d["las"], pick(61, 68), 0) and shown(d["fk"], pick(10, 9), 0), d
+    per_window = 100 * np.nanmean(per_phase(phase_values(e3()["las"], "dropped_ratio"))["G"], 0)
+    assert np.all(np.diff(per_window) < 0), per_window
+    assert shown(per_window[0], pick(85, 95), 0) and shown(per_window[-1], 38, 0), per_window
+    # why (the miss below): with mu = inf (matrices every 2N executions) LAS drops 23% of G, 12.9-13.3% per
+    # window from the 3rd (full set 23%, 12.4-12.5%)
+    inf = 100 * np.nanmean(per_phase(phase_values(e3_las_mu_inf_series(), "dropped_ratio"))["G"], 0)
+    record("T14", las_drops_per_window=per_window.tolist(), las_mu_inf_drops_per_window=inf.tolist())
+    lo, hi = pick((12.9, 13.3), (12.4, 12.5))
+    assert shown(inf.mean(), 23, 0) and shown(inf[2:].min(), lo, 1) and shown(inf[2:].max(), hi, 1), inf
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="T14 'little effect on LAS': LAS's first phase-G window "
+                   "is 271 tau (full set 416 tau) and it drops 61% of G against FK's 10% (full set 68% and 9%); with "
+                   "mu = inf it drops 23% (REPRODUCTION.md)")
+def test_t14_phase_g_little_effect_on_las():
+    s = e3_summary()
+    d = drops_pct(s, "G")
+    assert s["las"]["G"]["q_first"] <= 2 * E3_TAU and d["las"] <= d["fk"] + 5, (s["las"]["G"], d)
 
 
 # --------------------------------------------------------------------------------------------
