@@ -102,6 +102,15 @@ def strategy_params(items: tuple[str, ...]) -> dict[str, dict[str, list[Any]]]:
     return out
 
 
+def _seeds(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """``--seeds``: at most a grid's cells (refused before a list of that many seeds is made)."""
+    from skewbench.replay import MAX_CELLS
+
+    if value > MAX_CELLS:
+        raise SkewbenchError(f"--seeds {value:,} makes a grid of at least {value:,} cells; at most {MAX_CELLS:,}")
+    return value
+
+
 def replay_options(family: str, default_strategies: str) -> Any:
     """The options every ``skewbench replay <family>`` command takes (see ``--help``)."""
     def deco(f: Any) -> Any:
@@ -109,8 +118,9 @@ def replay_options(family: str, default_strategies: str) -> Any:
             click.option("--dataset", "dataset", type=click.Path(), required=True, help="Dataset directory."),
             click.option("--strategies", default=default_strategies, show_default=True,
                          help=f"Comma-separated strategy names (see `skewbench strategies --family {family}`)."),
-            click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
-                         help="Replay each cell with this many independent hash seeds."),
+            click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, callback=_seeds,
+                         help="Replay each cell with this many independent hash seeds (a grid holds at most "
+                              "10,000 cells)."),
             click.option("--seed-base", type=click.IntRange(min=0), default=0, show_default=True,
                          help="First hash seed (seeds are BASE..BASE+K-1)."),
             click.option("--param", "param_items", multiple=True, metavar="STRATEGY.PARAM=V1[,V2]",

@@ -26,6 +26,11 @@ from skewbench.errors import SkewbenchError
 
 Executor = Callable[[Callable[[Any], Any], Sequence[Any], str], list[Any]]
 
+#: the most cells a grid holds (each cell is a task's state and a summary row, and its series rows)
+MAX_CELLS = 10_000
+#: the most series rows a replay keeps (cells x windows; a row is a few hundred bytes in memory)
+MAX_SERIES_ROWS = 1_000_000
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -72,7 +77,7 @@ def grid(family: str, strategies: Sequence[str], axes: Mapping[str, Sequence[int
     ``params[strategy][name]`` lists values of one strategy's parameter (each adds an axis for
     that strategy only).  ``adjust(cls, coords)`` may change a cell's coordinates (e.g. a
     single-scheduler strategy runs with one source); duplicate cells are dropped, order kept.
-    Axis values must be integers >= 1.
+    Axis values must be integers >= 1.  A grid holds at most :data:`MAX_CELLS` cells.
     """
     params = params or {}
     for name in strategies:
@@ -108,7 +113,32 @@ def grid(family: str, strategies: Sequence[str], axes: Mapping[str, Sequence[int
                     if c not in seen:
                         seen.add(c)
                         cells.append(c)
+                        if len(cells) > MAX_CELLS:
+                            raise SkewbenchError(f"the grid has more than {MAX_CELLS:,} cells (strategies x parameter "
+                                                 f"values x coordinates x seeds); at most {MAX_CELLS:,}")
     return cells
+
+
+def refuse_series(per_cell: float, cells: int, what: str, fix: str) -> None:
+    """Refuse a replay whose ``cells`` would keep more than :data:`MAX_SERIES_ROWS` series rows,
+    ``per_cell`` each (``what``: "100 windows"; ``fix``: what to change)."""
+    if per_cell * cells > MAX_SERIES_ROWS:
+        raise SkewbenchError(f"{what} x {cells:,} cells make {per_cell * cells:,.0f} series rows; at most "
+                             f"{MAX_SERIES_ROWS:,} ({fix})")
+
+
+def refuse_windows(count: float, limit: int, *, step: str, over: str, option: str, slack: float = 1.0,
+                   cells: int = 1) -> None:
+    """Refuse a replay of more than ``limit`` windows per cell, or of more series rows over its
+    ``cells`` than :data:`MAX_SERIES_ROWS`, before any window is counted one by one or allocated:
+    ``count`` is their number, or an estimate from one division (span / step, so a step of
+    1e-300 s is refused at once), which then passes up to ``slack`` x ``limit`` for an exact count
+    to decide.  ``step``, ``over`` and ``option`` word the message ("a slide of 0.1 s", "the
+    dataset's 300 s", "--slide")."""
+    shown = f"{count:,}" if isinstance(count, int) else f"{count:.3g}"
+    if not count <= limit * slack:
+        raise SkewbenchError(f"{step} makes {shown} windows over {over}; at most {limit:,} (use a longer {option})")
+    refuse_series(count / slack, cells, f"{shown} windows", f"use a longer {option}, or fewer cells")
 
 
 # --------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 from skewbench.datasets.contract import PartInfo, check_target, discard_dir, finalize, staging_dir
-from skewbench.datasets.generators import Plan, StreamSpec, write_blocks
+from skewbench.datasets.generators import Plan, StreamSpec, check_room, write_blocks
 
 
 def get_spark(master: str | None = None, app_name: str = "skewbench", conf: Mapping[str, str] | None = None):
@@ -111,6 +111,7 @@ def generate_on_spark(spark, spec: StreamSpec, out_dir: str | os.PathLike, parti
     """
     plan = Plan(spec)  # validates the spec on the driver before any task starts
     check_target(out_dir, overwrite)
+    check_room(spec, out_dir)
     n_blocks = plan.n_blocks
     p = max(1, min(int(partitions or spark.sparkContext.defaultParallelism), n_blocks))
     bounds = [(i * n_blocks) // p for i in range(p + 1)]

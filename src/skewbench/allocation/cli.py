@@ -59,6 +59,7 @@ def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_ite
                     update(len(x))
             return out_items
     n = int(ds.meta["job_graph"]["instances"])
+    shared.refuse_series(n, len(cells), f"{n:,} instances", "fewer strategies, parameter values or seeds")
     click.echo(f"allocating {ds.name} ({n:,} instances, {ds.tuples:,} tasks) with {len(cells)} cells on {engine}",
                err=True)
     shared.replay_to_dir("allocation", dataset, cells, out, lambda scratch: replay(str(dataset), cells, config, executor),
@@ -104,6 +105,8 @@ def generate(set_name: str, out: str, seed: int, param_items: tuple[str, ...], n
             params[key] = json.loads(text)
         except ValueError:
             params[key] = text
+        except RecursionError:  # brackets nested thousands deep
+            raise SkewbenchError(f"--param {key}: its JSON value nests too deeply") from None
     fn = workloads.grouping_replay if set_name == "grouping-replay" else workloads.paper_set
     if set_name != "grouping-replay":
         params = {"set": set_name, **params}

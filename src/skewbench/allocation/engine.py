@@ -231,6 +231,7 @@ def replay(ds_path: str, cells: Sequence[Cell], config: AllocConfig, executor: s
 
         read_jobs(ds)  # raises the clear error
     n = int(ds.meta["job_graph"]["instances"])
+    shared.refuse_series(n, len(cells), f"{n:,} instances", "fewer strategies, parameter values or seeds")
     chunks = [list(range(i, min(n, i + config.chunk))) for i in range(0, n, config.chunk)]
     t0 = time.perf_counter()
     results = executor(lambda ch: run_chunk(str(ds_path), cells, ch, config), chunks,

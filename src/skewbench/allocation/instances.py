@@ -20,12 +20,77 @@ from skewbench.allocation.model import Job
 from skewbench.errors import SkewbenchError
 
 # ---------------------------------------------------------------------------------------------
+# size limits (docs/datasets.md, "Job graphs"): every size a user controls, in a JSON job graph or
+# a generator's parameters, is checked against these before anything of that size is allocated.
+# The largest generated instances: E4's pipeline, 4 groups x 100 tasks (400 tasks, 30,000 task links;
+# `make bench` goes to 300 per group: 1,200 tasks, 270,000 links) on 8 nodes; E6, 25 tasks on 100
+# nodes; E5, 2,000 instances of 17 tasks on 8 nodes.
+
+#: tasks of one instance, summed over its groups (METIS's repair holds a tasks x nodes matrix)
+MAX_TASKS = 10_000
+#: groups of one instance
+MAX_GROUPS = 1_000
+#: edges of one instance
+MAX_EDGES = 10_000
+#: task links of one instance, n_i x n_j summed over its edges (TL, METIS and the task-level optimum
+#: hold entries per link; measured at this limit, 2 x 1,000 tasks on 1,000 nodes: METIS 0.48 GB and
+#: 38 s, TL 0.24 GB and 10 s; at 10^7 links METIS took 3.1 GB and 103 s)
+MAX_LINKS = 1_000_000
+#: nodes of one instance (a node entry's count included)
+MAX_NODES = 10_000
+#: tasks x nodes of one instance (METIS's repair holds a float per task and node: 80 MB here; E6's
+#: largest is 25 tasks x 100 nodes, E4's 400 x 8)
+MAX_TASK_NODES = 10_000_000
+#: instances of one dataset
+MAX_INSTANCES = 10_000
+#: tasks (rows) and nodes of one dataset, over all its instances
+MAX_DATASET_TASKS = 10_000_000
+MAX_DATASET_NODES = 1_000_000
+#: a JSON job-graph file: its size and how deep its brackets nest
+MAX_FILE_BYTES = 16 << 20
+MAX_DEPTH = 64
+
+
+def check_sizes(name: str, tasks: Sequence[int], edges: Sequence[tuple[int, int]], nodes: int) -> None:
+    """Refuse an instance over the size limits (its groups' task counts, its edges as (src, dst)
+    group pairs, its node count), from numbers only: nothing of those sizes is allocated."""
+    where = f"instance '{name}'"
+    if len(tasks) > MAX_GROUPS:
+        raise SkewbenchError(f"{where}: {len(tasks):,} groups; at most {MAX_GROUPS:,}")
+    m = sum(int(n) for n in tasks)
+    if m > MAX_TASKS:
+        raise SkewbenchError(f"{where}: {m:,} tasks; at most {MAX_TASKS:,} per instance")
+    if len(edges) > MAX_EDGES:
+        raise SkewbenchError(f"{where}: {len(edges):,} edges; at most {MAX_EDGES:,}")
+    links = sum(int(tasks[i]) * int(tasks[j]) for i, j in edges)
+    if links > MAX_LINKS:
+        raise SkewbenchError(f"{where}: {links:,} task links (n_i x n_j over the edges); at most {MAX_LINKS:,}")
+    if nodes > MAX_NODES:
+        raise SkewbenchError(f"{where}: {nodes:,} nodes; at most {MAX_NODES:,}")
+    if m * nodes > MAX_TASK_NODES:
+        raise SkewbenchError(f"{where}: {m:,} tasks x {nodes:,} nodes = {m * nodes:,}; at most {MAX_TASK_NODES:,}")
+
+
+def check_dataset_sizes(jobs: Sequence[Job]) -> None:
+    """Refuse a dataset of more instances, tasks or nodes than the limits (numbers only)."""
+    if len(jobs) > MAX_INSTANCES:
+        raise SkewbenchError(f"{len(jobs):,} instances; a dataset holds at most {MAX_INSTANCES:,}")
+    m = sum(j.m for j in jobs)
+    if m > MAX_DATASET_TASKS:
+        raise SkewbenchError(f"{m:,} tasks in all; a dataset holds at most {MAX_DATASET_TASKS:,}")
+    k = sum(j.K for j in jobs)
+    if k > MAX_DATASET_NODES:
+        raise SkewbenchError(f"{k:,} nodes in all; a dataset holds at most {MAX_DATASET_NODES:,}")
+
+
+# ---------------------------------------------------------------------------------------------
 # helpers
 
 
 def _job(name: str, groups: Sequence[str], tasks: Sequence[int], cost: Sequence[float],
          edges: Sequence[tuple[int, int, float]], capacity: Sequence[float], meta: dict[str, Any],
          **extra: Any) -> Job:
+    check_sizes(name, tasks, [(e[0], e[1]) for e in edges], len(capacity))
     src = [e[0] for e in edges]
     dst = [e[1] for e in edges]
     rate = [float(e[2]) for e in edges]
@@ -39,9 +104,11 @@ def _chain(n: int) -> list[tuple[int, int]]:
     return [(g, g + 1) for g in range(n - 1)]
 
 
-def _positive_int(value: Any, what: str, minimum: int = 1) -> int:
+def _positive_int(value: Any, what: str, minimum: int = 1, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
         raise SkewbenchError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    if maximum is not None and int(value) > maximum:
+        raise SkewbenchError(f"{what} must be at most {maximum:,}, got {int(value):,}")
     return int(value)
 
 
@@ -93,6 +160,8 @@ def asymmetry(fs: Iterable[float] = range(1, 8)) -> list[Job]:
     jobs = []
     for f in fs:
         fv = _positive(f, "asymmetry: f")
+        if 10 * fv > MAX_TASKS:
+            raise SkewbenchError(f"asymmetry: 10 f = {10 * fv:g} tasks; at most {MAX_TASKS:,} per instance")
         n2 = round(10 * fv)
         if abs(10 * fv - n2) > 1e-9:
             raise SkewbenchError(f"asymmetry: 10 f must be a whole number of tasks, got f = {f!r}")
@@ -106,9 +175,11 @@ def pipeline(tasks_per_group: int = 100, groups: int = 4, nodes: int = 8, capaci
     """E4, the throughput pipeline (Figure 5, A20): ``groups`` groups of ``tasks_per_group`` tasks in a
     chain, P_g = 100, C_e = 100 (1 + U[-noise, noise]) (noise = 0.05 is the spec's "roughly equal"
     variant; noise = 0 draws nothing), ``nodes`` nodes of ``capacity``."""
-    n = _positive_int(tasks_per_group, "pipeline: tasks_per_group")
-    G = _positive_int(groups, "pipeline: groups", 2)
-    K = _positive_int(nodes, "pipeline: nodes")
+    n = _positive_int(tasks_per_group, "pipeline: tasks_per_group", 1, MAX_TASKS)
+    G = _positive_int(groups, "pipeline: groups", 2, MAX_GROUPS)
+    K = _positive_int(nodes, "pipeline: nodes", 1, MAX_NODES)
+    if n * G > MAX_TASKS:
+        raise SkewbenchError(f"pipeline: tasks_per_group x groups = {n * G:,} tasks; at most {MAX_TASKS:,} per instance")
     mu = _positive(capacity, "pipeline: capacity")
     eps = _positive(noise, "pipeline: noise", zero=True)
     if eps >= 1:
@@ -159,12 +230,12 @@ def random_graph(index: int, tasks: int = 17, total_pc: float = 500.0, eta: floa
                  capacity: float = 100.0, seed: int = 0) -> Job:
     """Instance ``index`` of :func:`random_graphs` on its own (its generator is
     ``default_rng([seed, index])``)."""
-    m = _positive_int(tasks, "random_graphs: tasks", 3)
+    m = _positive_int(tasks, "random_graphs: tasks", 3, MAX_TASKS)
     pc = _positive(total_pc, "random_graphs: total_pc")
     e = _positive(eta, "random_graphs: eta", zero=True)
     if e >= 1:
         raise SkewbenchError(f"random_graphs: eta must be < 1 (costs must stay > 0), got {eta!r}")
-    K = _positive_int(nodes, "random_graphs: nodes")
+    K = _positive_int(nodes, "random_graphs: nodes", 1, MAX_NODES)
     mu = _positive(capacity, "random_graphs: capacity")
     i = _positive_int(index, "random_graphs: index", 0)
     n, cost, edges, rate, _ = _gen(np.random.default_rng([int(seed), i]), m, pc, e)
@@ -179,7 +250,12 @@ def random_graphs(count: int = 2000, tasks: int = 17, total_pc: float = 500.0, e
     500, fan-out 1/2/3 with p = 0.70/0.25/0.05, connectivity repair, C_e ~ U[5, 20] MB/s) on
     ``nodes`` identical nodes.  Instance i uses ``default_rng([seed, i])``, so any subset can be
     regenerated alone (:func:`random_graph`).  With fewer than 7 tasks, G is drawn in [3, tasks]."""
-    c = _positive_int(count, "random_graphs: count", 0)
+    c = _positive_int(count, "random_graphs: count", 0, MAX_INSTANCES)
+    m = _positive_int(tasks, "random_graphs: tasks", 3, MAX_TASKS)
+    K = _positive_int(nodes, "random_graphs: nodes", 1, MAX_NODES)
+    if c * m > MAX_DATASET_TASKS or c * K > MAX_DATASET_NODES:
+        raise SkewbenchError(f"random_graphs: count x tasks = {c * m:,} tasks and count x nodes = {c * K:,} nodes; a "
+                             f"dataset holds at most {MAX_DATASET_TASKS:,} tasks and {MAX_DATASET_NODES:,} nodes")
     return [random_graph(i, tasks, total_pc, eta, nodes, capacity, seed) for i in range(c)]
 
 
@@ -201,7 +277,7 @@ def capacity_sweep(topology: str, nodes: int = 100) -> list[float]:
     sum P <= K mu, in the topology's steps (25 twitter, 50 stock), up to the first value >= sum P
     (everything fits on one node)."""
     _, tasks, cost, _, step = TOPOLOGIES[topology]
-    K = _positive_int(nodes, f"{topology}: nodes")
+    K = _positive_int(nodes, f"{topology}: nodes", 1, MAX_NODES)
     largest = max(p / n for p, n in zip(cost, tasks))
     total = sum(cost)
     first = 25.0 * math.ceil(max(largest, total / K) / 25.0 - 1e-12)
@@ -213,8 +289,11 @@ def capacity_sweep(topology: str, nodes: int = 100) -> list[float]:
 
 def _topology(topology: str, capacities: Iterable[float] | None, nodes: int) -> list[Job]:
     groups, tasks, cost, edges, _ = TOPOLOGIES[topology]
-    K = _positive_int(nodes, f"{topology}: nodes")
+    K = _positive_int(nodes, f"{topology}: nodes", 1, MAX_NODES)
     mus = capacity_sweep(topology, K) if capacities is None else list(capacities)
+    if len(mus) > MAX_INSTANCES or len(mus) * K > MAX_DATASET_NODES:
+        raise SkewbenchError(f"{topology}: {len(mus):,} capacities x {K:,} nodes; a dataset holds at most "
+                             f"{MAX_INSTANCES:,} instances and {MAX_DATASET_NODES:,} nodes")
     jobs = []
     for mu in mus:
         v = _positive(mu, f"{topology}: capacity")
@@ -329,8 +408,14 @@ def from_grouping(worker_tuples: Sequence[int], source_worker_tuples: Sequence[i
     links = mat * tb / dur / 1e6
     task_cost = np.concatenate([np.full(s, spc), wc])
     total = float(task_cost.sum())
-    K = (max(1, math.ceil(total / (TARGET_UTILISATION * mu) - 1e-9)) if nodes is None
-         else _positive_int(nodes, f"{where}: nodes"))
+    if nodes is None:
+        need = total / (TARGET_UTILISATION * mu)
+        if not need <= MAX_NODES:
+            raise SkewbenchError(f"{where}: the total cost {total:g} needs {need:.3g} nodes of capacity {mu:g}; at "
+                                 f"most {MAX_NODES:,} (give a larger capacity)")
+        K = max(1, math.ceil(need - 1e-9))
+    else:
+        K = _positive_int(nodes, f"{where}: nodes", 1, MAX_NODES)
     meta = {"set": "grouping", "sources": s, "workers": n, "duration_s": _plain(dur),
             "tuple_cost_ms": cost_ms, "tuple_bytes": _plain(tb), "source_pc": _plain(spc),
             "measured_worker_cost": worker_cost is not None, "nodes": K, "capacity": _plain(mu)}
@@ -463,7 +548,14 @@ def _name(v: Any, path: str) -> str:
     return v
 
 
-def _instance(obj: Any, path: str, index: int) -> Job:
+class Totals:
+    """Instances, tasks and nodes parsed so far into one dataset (over several files)."""
+
+    def __init__(self) -> None:
+        self.instances = self.tasks = self.nodes = 0
+
+
+def _instance(obj: Any, path: str, index: int, totals: Totals) -> Job:
     d = _object(obj, path, _INSTANCE_FIELDS, ("groups", "nodes"))
     name = _name(d["name"], _at(path, "name")) if "name" in d else f"instance-{index}"
     names: list[str] = []
@@ -472,7 +564,11 @@ def _instance(obj: Any, path: str, index: int) -> Job:
     per_task: list[np.ndarray | None] = []
     seen: dict[str, int] = {}
     gpath = _at(path, "groups")
-    for g, item in enumerate(_list(d["groups"], gpath)):
+    glist = _list(d["groups"], gpath)
+    if len(glist) > MAX_GROUPS:
+        raise _Bad(gpath, f"{len(glist):,} groups; at most {MAX_GROUPS:,} per instance")
+    m = 0
+    for g, item in enumerate(glist):
         p = _at(gpath, g)
         gd = _object(item, p, _GROUP_FIELDS, ("name", "tasks"))
         gname = _name(gd["name"], _at(p, "name"))
@@ -480,6 +576,13 @@ def _instance(obj: Any, path: str, index: int) -> Job:
             raise _Bad(_at(p, "name"), f"duplicate group '{gname}' (also {_at(gpath, seen[gname])})")
         seen[gname] = g
         n = _int(gd["tasks"], _at(p, "tasks"))
+        m += n
+        if m > MAX_TASKS:
+            raise _Bad(_at(p, "tasks"), f"{n:,} tasks" + (f" make the instance's {m:,}" if m > n else "")
+                       + f"; at most {MAX_TASKS:,} per instance")
+        if totals.tasks + m > MAX_DATASET_TASKS:
+            raise _Bad(_at(p, "tasks"), f"the dataset's tasks reach {totals.tasks + m:,} here; at most "
+                       f"{MAX_DATASET_TASKS:,}")
         c = _num(gd["cost"], _at(p, "cost")) if "cost" in gd else None
         tc = None
         if "task_costs" in gd:
@@ -502,7 +605,11 @@ def _instance(obj: Any, path: str, index: int) -> Job:
     edges: list[tuple[int, int, float]] = []
     pairs: dict[tuple[int, int], int] = {}
     epath = _at(path, "edges")
-    for e, item in enumerate(_list(d.get("edges", []), epath, nonempty=False)):
+    elist = _list(d.get("edges", []), epath, nonempty=False)
+    if len(elist) > MAX_EDGES:
+        raise _Bad(epath, f"{len(elist):,} edges; at most {MAX_EDGES:,} per instance")
+    links = 0
+    for e, item in enumerate(elist):
         p = _at(epath, e)
         ed = _object(item, p, _EDGE_FIELDS, _EDGE_FIELDS)
         ends = []
@@ -519,14 +626,31 @@ def _instance(obj: Any, path: str, index: int) -> Job:
         if (i, j) in pairs:
             raise _Bad(p, f"duplicate edge {names[i]} -> {names[j]} (also {_at(epath, pairs[(i, j)])})")
         pairs[(i, j)] = e
+        links += tasks[i] * tasks[j]
+        if links > MAX_LINKS:
+            raise _Bad(p, f"the instance's task links (n_i x n_j over its edges) reach {links:,} here; at most "
+                       f"{MAX_LINKS:,}")
         edges.append((i, j, _num(ed["rate"], _at(p, "rate"), zero=True)))
     capacity: list[float] = []
     npath = _at(path, "nodes")
-    for k, item in enumerate(_list(d["nodes"], npath)):
+    nlist = _list(d["nodes"], npath)
+    if len(nlist) > MAX_NODES:
+        raise _Bad(npath, f"{len(nlist):,} node entries; at most {MAX_NODES:,} nodes per instance")
+    for k, item in enumerate(nlist):
         p = _at(npath, k)
         nd = _object(item, p, _NODE_FIELDS, ("capacity",))
         mu = _num(nd["capacity"], _at(p, "capacity"))
-        capacity += [mu] * (_int(nd["count"], _at(p, "count")) if "count" in nd else 1)
+        where, count = (_at(p, "count"), _int(nd["count"], _at(p, "count"))) if "count" in nd else (p, 1)
+        if len(capacity) + count > MAX_NODES:
+            raise _Bad(where, f"{count:,} nodes" + (f" make the instance's {len(capacity) + count:,}" if capacity
+                                                     else "") + f"; at most {MAX_NODES:,} per instance")
+        if m * (len(capacity) + count) > MAX_TASK_NODES:
+            raise _Bad(where, f"{len(capacity) + count:,} nodes x the instance's {m:,} tasks = "
+                       f"{m * (len(capacity) + count):,}; at most {MAX_TASK_NODES:,} (tasks x nodes)")
+        if totals.nodes + len(capacity) + count > MAX_DATASET_NODES:
+            raise _Bad(where, f"the dataset's nodes reach {totals.nodes + len(capacity) + count:,} here; at most "
+                       f"{MAX_DATASET_NODES:,}")
+        capacity += [mu] * count
     meta = d.get("meta", {})
     if not isinstance(meta, dict):
         raise _Bad(_at(path, "meta"), f"must be an object, got {_shown(meta)}")
@@ -540,23 +664,36 @@ def _instance(obj: Any, path: str, index: int) -> Job:
         raise _Bad(path, str(err)) from None
 
 
-def parse_job_graphs(obj: Any, source: str = "<json>") -> list[Job]:
+def parse_job_graphs(obj: Any, source: str = "<json>", *, totals: Totals | None = None) -> list[Job]:
     """Users' job graphs from loaded JSON: one instance ``{"name"?, "groups": [{"name", "tasks",
     "cost"?, "task_costs"?}], "edges"?: [{"from", "to", "rate"}], "nodes": [{"capacity", "count"?}],
     "meta"?}``, a list of them, or ``{"instances": [...]}``.  Cost and capacity in percent of one
-    core, rate in MB/s.  Unnamed instances are named ``instance-<i>``.  Every malformed field raises
-    :class:`SkewbenchError` ``"SOURCE: json.path: problem"``."""
+    core, rate in MB/s.  Unnamed instances are named ``instance-<i>``.  Every malformed field, and
+    every size over its limit (:data:`MAX_TASKS` ...; checked before anything of that size is
+    allocated), raises :class:`SkewbenchError` ``"SOURCE: json.path: problem"``.  ``totals``
+    carries the dataset's counts from file to file (:func:`load_job_graphs`)."""
+    totals = totals if totals is not None else Totals()
     try:
         if isinstance(obj, list):
-            items = [(f"[{i}]", x) for i, x in enumerate(_list(obj, "", nonempty=True))]
+            items = [(_at("", i), x) for i, x in enumerate(_list(obj, "", nonempty=True))]
         elif isinstance(obj, dict) and "instances" in obj:
             _object(obj, "", ("instances",), ())
-            items = [(f"instances[{i}]", x) for i, x in enumerate(_list(obj["instances"], "instances"))]
+            items = [(_at("instances", i), x) for i, x in enumerate(_list(obj["instances"], "instances"))]
         elif isinstance(obj, dict):
             items = [("", obj)]
         else:
             raise _Bad("", f"a job graph must be an object or a list of them, got {_shown(obj)}")
-        jobs = [_instance(x, p, i) for i, (p, x) in enumerate(items)]
+        if totals.instances + len(items) > MAX_INSTANCES:
+            raise _Bad("instances" if isinstance(obj, dict) else "",
+                       f"{len(items):,} instances" + (f" make the dataset's {totals.instances + len(items):,}"
+                                                      if totals.instances else "") + f"; at most {MAX_INSTANCES:,}")
+        jobs = []
+        for i, (p, x) in enumerate(items):
+            job = _instance(x, p, i, totals)
+            totals.instances += 1
+            totals.tasks += job.m
+            totals.nodes += job.K
+            jobs.append(job)
         first: dict[str, str] = {}
         for (p, _), j in zip(items, jobs):
             if j.name in first:
@@ -597,17 +734,80 @@ def to_json(jobs: Sequence[Job] | Job) -> dict[str, Any]:
     return {"instances": out}
 
 
-def load_job_graphs(path: str | os.PathLike) -> list[Job]:
-    """:func:`parse_job_graphs` of a JSON file (errors name the file)."""
+def _too_deep(data: bytes, limit: int) -> str | None:
+    """The JSON path of the first container of a JSON text nested deeper than ``limit`` (brackets
+    inside strings do not count), or None; numpy passes over the bytes before any parsing, whose
+    per-position work is over the quotes and brackets alone (16 MiB in well under a second)."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.flatnonzero(b == 0x22)
+    cand = quotes[quotes > 0]
+    cand = cand[b[cand - 1] == 0x5C]
+    if cand.size:  # a quote after an odd run of backslashes is escaped
+        backslash = b == 0x5C
+        starts = np.flatnonzero(backslash & ~np.concatenate(([False], backslash[:-1])))
+        run = cand - starts[np.searchsorted(starts, cand - 1, side="right") - 1]
+        quotes = np.setdiff1d(quotes, cand[run % 2 == 1], assume_unique=True)
+
+    def outside(pos: np.ndarray) -> np.ndarray:  # an even number of string quotes before it
+        return np.searchsorted(quotes, pos) % 2 == 0
+
+    br = np.flatnonzero((b == 0x5B) | (b == 0x7B) | (b == 0x5D) | (b == 0x7D))
+    br = br[outside(br)]
+    opens = (b[br] == 0x5B) | (b[br] == 0x7B)
+    depth = np.cumsum(np.where(opens, 1, -1), dtype=np.int64)  # after each bracket: an opener's own depth
+    over = np.flatnonzero(depth > limit)
+    if not over.size:
+        return None
+    first = int(over[0])  # an opener (only openers deepen)
+    before = np.flatnonzero(opens[:first])[::-1]  # the openers before it, last first
+    levels, at_rev = np.unique(depth[before], return_index=True)
+    last = dict(zip(levels.tolist(), before[at_rev].tolist()))  # depth -> the last opener of that depth
+    if any(d not in last for d in range(1, limit + 1)):  # brackets out of balance: JSON's parser words it
+        return f"byte {int(br[first]):,}"
+    at = [int(br[last[d]]) for d in range(1, limit + 1)] + [int(br[first])]  # the enclosing openers
+    path = []
+    for d in range(1, limit + 1):
+        o, child = at[d - 1], at[d]  # consecutive: the slices below add up to the file at most once
+        seps = np.flatnonzero(b[o + 1:child] == (0x2C if b[o] == 0x5B else 0x3A)) + o + 1
+        seps = seps[outside(seps)]
+        seps = seps[depth[np.searchsorted(br, seps) - 1] == d]  # at this container's own level
+        if b[o] == 0x5B:
+            path.append(f"[{seps.size}]")
+        else:
+            close = int(np.searchsorted(quotes, seps[-1])) - 1
+            try:
+                path.append("." + json.loads(data[quotes[close - 1]:quotes[close] + 1]))
+            except (ValueError, IndexError):
+                path.append(".?")
+    text = "".join(path).lstrip(".")
+    if len(path) > 6:
+        text = "".join(path[:3]).lstrip(".") + "..." + "".join(path[-2:]).lstrip(".")
+    return text
+
+
+def load_job_graphs(path: str | os.PathLike, *, totals: Totals | None = None) -> list[Job]:
+    """:func:`parse_job_graphs` of a JSON file (errors name the file); a file over
+    :data:`MAX_FILE_BYTES` or nested deeper than :data:`MAX_DEPTH` is refused before parsing."""
     p = os.fspath(path)
     try:
-        with open(p, encoding="utf-8") as fh:
-            obj = json.load(fh)
-    except OSError as e:
+        size = os.stat(p).st_size
+        if size > MAX_FILE_BYTES:
+            raise SkewbenchError(f"{p}: {size:,} bytes; a job-graph file has at most {MAX_FILE_BYTES:,}")
+        with open(p, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
         raise SkewbenchError(f"{p}: cannot read: {e}") from None
+    if len(data) > MAX_FILE_BYTES:  # grew since its size was read
+        raise SkewbenchError(f"{p}: more than {MAX_FILE_BYTES:,} bytes; a job-graph file has at most {MAX_FILE_BYTES:,}")
+    deep = _too_deep(data, MAX_DEPTH)
+    if deep is not None:
+        raise SkewbenchError(f"{p}: {deep}: nested more than {MAX_DEPTH} levels deep; at most {MAX_DEPTH}")
+    try:
+        obj = json.loads(text)
     except ValueError as e:
         raise SkewbenchError(f"{p}: not valid JSON: {e}") from None
-    return parse_job_graphs(obj, source=p)
+    return parse_job_graphs(obj, source=p, totals=totals)
 
 
 __all__ = ["example2", "priority", "asymmetry", "pipeline", "random_graph", "random_graphs", "capacity_sweep",

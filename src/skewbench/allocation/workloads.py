@@ -8,7 +8,6 @@ overwrite, progress, extra_meta)``) and return the dataset's metadata.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import tempfile
@@ -56,6 +55,7 @@ def paper_set(out_dir: str | os.PathLike, *, params: dict[str, Any], seed: int |
     p = dict(params)
     set_name = str(p.pop("set", ""))
     jobs = build_set(set_name, p, int(seed or 0))
+    inst.check_dataset_sizes(jobs)
     return write_jobs(out_dir, jobs, overwrite=overwrite, progress=progress,
                       meta={"kind": "synthetic", "generator": f"allocation:{set_name}", "params": dict(params),
                             "seed": seed, "name": name or Path(out_dir).name, **(extra_meta or {})})
@@ -91,6 +91,7 @@ def grouping_replay(out_dir: str | os.PathLike, *, params: dict[str, Any], seed:
                       ",".join(strategies), "--workers", str(workers), "--sources", str(sources)],
                      standalone_mode=False)
         jobs = inst.from_grouping_results(tmp / "results", **job_opts)
+        inst.check_dataset_sizes(jobs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return write_jobs(out_dir, jobs, overwrite=overwrite, progress=progress,
@@ -105,17 +106,12 @@ def ingest_job_graph(inputs: Sequence[str], out_dir: str | os.PathLike, *, name:
     graphs (one instance per file, or a list of them) in one dataset."""
     jobs: list[Job] = []
     sources = []
+    totals = inst.Totals()  # the size limits hold for the whole dataset
     for path in inputs:
         p = Path(path)
         if not p.is_file():
             raise SkewbenchError(f"{p}: no such file")
-        try:
-            obj = json.loads(p.read_text())
-        except (OSError, UnicodeDecodeError) as e:
-            raise SkewbenchError(f"{p}: cannot read: {e}") from None
-        except ValueError as e:
-            raise SkewbenchError(f"{p}: not valid JSON: {e}") from None
-        got = inst.parse_job_graphs(obj, source=str(p))
+        got = inst.load_job_graphs(p, totals=totals)
         for j in got:
             if not j.name or j.name.startswith("instance-"):
                 j.name = f"{p.stem}" if len(got) == 1 else f"{p.stem}/{j.name}"

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -64,6 +65,33 @@ TRACE_FIELDS = {"name", "description", "sets", "trace", "inputs", "key", "key_co
                 "cost_column", "value_column", "time_unit", "max_malformed", "optional", "families"}
 WORKLOAD_FIELDS = {"name", "description", "sets", "workload", "params", "seed", "inputs", "optional", "families"}
 MATRIX_FIELDS = {"alpha", "keys", "tuples", "seed"}
+#: a catalog's size at most: its file, and the datasets it names (a matrix's combinations counted)
+MAX_CATALOG_BYTES = 16 << 20
+MAX_ENTRIES = 10_000
+
+
+#: how deep a catalog's YAML may nest (the catalog's own entries nest 5 deep)
+MAX_DEPTH = 64
+
+
+def _load_yaml(text: str) -> Any:
+    """The YAML document, read by libyaml when it is there; refused (``ValueError`` naming the
+    line) when it has aliases (``*name``: a few lines of them can stand for billions of values once
+    a workload's parameters are compared or written as JSON) or nests deeper than
+    :data:`MAX_DEPTH` (PyYAML recurses, and slows quadratically, with the depth)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    depth = 0
+    for ev in yaml.parse(text, Loader=loader):
+        if isinstance(ev, yaml.AliasEvent):
+            raise ValueError(f"line {ev.start_mark.line + 1}: aliases (*{ev.anchor}) are not allowed in a catalog")
+        if isinstance(ev, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValueError(f"line {ev.start_mark.line + 1}: nested more than {MAX_DEPTH} levels deep; at most "
+                                 f"{MAX_DEPTH}")
+        elif isinstance(ev, yaml.CollectionEndEvent):
+            depth -= 1
+    return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
 
 
 def default_catalog_path() -> Path:
@@ -182,10 +210,14 @@ def load_catalog(path: str | os.PathLike | None = None, shared_data: str | os.Pa
     p = Path(path) if path is not None else default_catalog_path()
     if not p.exists():
         raise SkewbenchError(f"catalog {p} does not exist")
+    if p.stat().st_size > MAX_CATALOG_BYTES:
+        raise SkewbenchError(f"{p}: {p.stat().st_size:,} bytes; a catalog has at most {MAX_CATALOG_BYTES:,}")
     try:
-        doc = yaml.safe_load(p.read_text())
+        doc = _load_yaml(p.read_text())
     except yaml.YAMLError as e:
         raise SkewbenchError(f"{p}: not valid YAML: {str(e).splitlines()[0]}") from None
+    except ValueError as e:
+        raise SkewbenchError(f"{p}: {e}") from None
     return parse_catalog(doc, p, Path(shared_data) if shared_data else shared_data_dir())
 
 
@@ -207,7 +239,9 @@ def parse_catalog(doc: Any, path: Path, shared_data: Path) -> Catalog:
             raise SkewbenchError(f"{where}: each dataset is a mapping with a 'name'")
         where = f"{path}: dataset '{item['name']}'"
         try:
-            entries.extend(_parse_entry(dict(item), shared_data))
+            entries.extend(_parse_entry(dict(item), shared_data, MAX_ENTRIES - len(entries)))
+            if len(entries) > MAX_ENTRIES:
+                raise SkewbenchError(f"the catalog names more than {MAX_ENTRIES:,} datasets; at most {MAX_ENTRIES:,}")
         except SkewbenchError as e:
             raise SkewbenchError(f"{where}: {e}") from None
         except (TypeError, ValueError, KeyError) as e:
@@ -244,7 +278,7 @@ def _families(item: Mapping[str, Any]) -> list[str] | None:
     return list(fams)
 
 
-def _parse_entry(item: dict[str, Any], shared_data: Path) -> list[Entry]:
+def _parse_entry(item: dict[str, Any], shared_data: Path, room: int = MAX_ENTRIES) -> list[Entry]:
     sets = item.get("sets", [])
     if not isinstance(sets, list) or not all(isinstance(s, str) for s in sets):
         raise SkewbenchError("'sets' must be a list of names")
@@ -292,6 +326,11 @@ def _parse_entry(item: dict[str, Any], shared_data: Path) -> list[Entry]:
     if not isinstance(matrix, Mapping) or set(matrix) - MATRIX_FIELDS:
         raise SkewbenchError(f"'matrix' maps some of {sorted(MATRIX_FIELDS)} to lists of values")
     axes = sorted(matrix)
+    if not all(isinstance(matrix[a], list) for a in axes):
+        raise SkewbenchError(f"'matrix' maps some of {sorted(MATRIX_FIELDS)} to lists of values")
+    combos = math.prod(len(matrix[a]) for a in axes)
+    if combos > room:
+        raise SkewbenchError(f"'matrix' makes {combos:,} datasets; a catalog names at most {MAX_ENTRIES:,}")
     out = []
     for combo in itertools.product(*(matrix[a] for a in axes)) if axes else [()]:
         one = {**item, **dict(zip(axes, combo))}

@@ -65,6 +65,23 @@ from skewbench.errors import SkewbenchError
 DEFAULT_BLOCK = 1 << 20
 #: the largest key space the generators take (memory: about 24 bytes per key)
 MAX_KEYS = 100_000_000
+#: the longest stream the generators write (the catalog's longest has 10^8 tuples)
+MAX_TUPLES = 10_000_000_000
+#: a block's tuples at most (a block is held in memory, about 40 bytes per tuple), and the most
+#: blocks (part files) of a stream
+MAX_BLOCK = 1 << 24
+MAX_BLOCKS = 100_000
+#: the most phases of a drifting stream (repeats counted)
+MAX_PHASES = 10_000
+#: key-sized arrays the plan keeps (a key permutation per phase that changes it, a CDF per
+#: distinct alpha, the cost table) x keys, at most: MAX_KEYS keys with one of each
+MAX_KEY_ENTRIES = 3 * MAX_KEYS
+#: cost levels at most (the levels are listed in memory)
+MAX_LEVELS = 1_000_000
+#: Parquet bytes per tuple, about (BENCHMARKS.md: 5.9 for seq, ts, key at constant arrivals;
+#: measured here at 2 x 10^6 tuples: +3.8 for Poisson times, +0.8 for a cost column of levels,
+#: +8.2 when the cost is noisy), for the free-disk check
+BYTES_PER_TUPLE, BYTES_POISSON, BYTES_COST, BYTES_NOISY_COST = 6.0, 4.0, 1.0, 9.0
 TOP_EXPECTED = 10
 
 # SeedSequence spawn-key tags: one independent stream per purpose.
@@ -154,6 +171,9 @@ class StreamSpec:
             repeat = int(p.pop("repeat", 1))
             if repeat < 1:
                 raise SkewbenchError(f"phase repeat must be >= 1, got {repeat}")
+            if len(phases) + repeat > MAX_PHASES:
+                raise SkewbenchError(f"phase repeat {repeat:,} makes more than {MAX_PHASES:,} phases; at most "
+                                     f"{MAX_PHASES:,}")
             try:
                 ph = Phase(tuples=int(p.pop("tuples")), alpha=float(p.pop("alpha", 1.0)),
                            permutation=p.pop("permutation", "keep"),
@@ -184,8 +204,11 @@ class StreamSpec:
             raise SkewbenchError(f"seed must be in [0, 2^63), got {self.seed}")
         if not self.phases:
             raise SkewbenchError("a stream needs at least one phase")
-        if self.block_size < 1:
-            raise SkewbenchError(f"block size must be >= 1, got {self.block_size}")
+        if not 1 <= self.block_size <= MAX_BLOCK:
+            raise SkewbenchError(f"block size must be in [1, {MAX_BLOCK:,}] (a block is held in memory), got "
+                                 f"{self.block_size:,}")
+        if len(self.phases) > MAX_PHASES:
+            raise SkewbenchError(f"{len(self.phases):,} phases; at most {MAX_PHASES:,}")
         for i, p in enumerate(self.phases):
             where = f"phase {i + 1}: " if len(self.phases) > 1 else ""
             if p.tuples < 1:
@@ -199,6 +222,19 @@ class StreamSpec:
             _check_permutation(p.permutation, self.n_keys, where)
             if p.permutation == "swap_hot_costliest" and self.cost is None:
                 raise SkewbenchError(f"{where}swap_hot_costliest needs a cost model")
+        m = self.tuples
+        if m > MAX_TUPLES:
+            raise SkewbenchError(f"tuples must be at most {MAX_TUPLES:,} (about {MAX_TUPLES * BYTES_PER_TUPLE / 1e9:,.0f} "
+                                 f"GB), got {m:,}")
+        if -(-m // self.block_size) > MAX_BLOCKS:
+            raise SkewbenchError(f"{m:,} tuples in blocks of {self.block_size:,} make {-(-m // self.block_size):,} "
+                                 f"part files; at most {MAX_BLOCKS:,} (use a larger block size)")
+        arrays = 1 + len({p.alpha for p in self.phases}) + (self.cost is not None) + sum(
+            p.permutation != "keep" and not (i == 0 and p.permutation == "new") for i, p in enumerate(self.phases))
+        if arrays * self.n_keys > MAX_KEY_ENTRIES:
+            raise SkewbenchError(f"{len(self.phases):,} phases over {self.n_keys:,} keys keep {arrays:,} arrays of a "
+                                 f"value per key (permutations, one per distinct alpha, costs); at most "
+                                 f"{MAX_KEY_ENTRIES:,} values")
         arr = self.arrivals
         unknown = set(arr) - {"process", "rate"}
         if unknown:
@@ -208,6 +244,9 @@ class StreamSpec:
         rate = arr.get("rate", 1000.0)
         if not isinstance(rate, (int, float)) or not rate > 0 or not math.isfinite(rate):
             raise SkewbenchError(f"arrival rate must be > 0 tuples/s, got {rate}")
+        if not math.isfinite(self.tuples / rate):  # the timestamps would overflow to inf
+            raise SkewbenchError(f"arrival rate {rate:g} tuples/s makes {self.tuples:,} tuples last longer than any "
+                                 "time a float holds; use a larger rate")
         if self.cost is not None:
             check_cost_model(self.cost)
 
@@ -250,6 +289,9 @@ def check_cost_model(cost: Mapping[str, Any]) -> None:
         raise SkewbenchError(f"cost low {cost['low']} > high {cost['high']}")
     if model == "levels" and (not isinstance(cost["levels"], int) or cost["levels"] < 1):
         raise SkewbenchError(f"cost levels must be an int >= 1, got {cost['levels']}")
+    if model == "levels" and cost["levels"] > MAX_LEVELS:
+        raise SkewbenchError(f"cost levels must be at most {MAX_LEVELS:,} (they are listed in memory), got "
+                             f"{cost['levels']:,}")
     noise = cost.get("noise", 0.0)
     if not isinstance(noise, (int, float)) or not 0 <= noise < 10:
         raise SkewbenchError(f"cost noise must be in [0, 10), got {noise}")
@@ -474,11 +516,34 @@ def write_blocks(spec_dict: Mapping[str, Any], directory: str | os.PathLike,
     return [write_part(directory, b, plan.block(b), cols) for b in blocks]
 
 
+def estimated_bytes(spec: StreamSpec) -> float:
+    """About how many bytes the stream takes on disk (:data:`BYTES_PER_TUPLE` ...)."""
+    cost = spec.cost or {}
+    per = (BYTES_PER_TUPLE + (BYTES_POISSON if spec.arrivals.get("process") == "poisson" else 0.0)
+           + (0.0 if not cost else BYTES_NOISY_COST if cost.get("noise") else BYTES_COST))
+    return spec.tuples * per
+
+
+def check_room(spec: StreamSpec, out_dir: str | os.PathLike) -> None:
+    """Refuse a stream larger than the free disk of the file system ``out_dir`` would be on."""
+    import shutil
+
+    where = Path(out_dir).absolute().parent
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    need = estimated_bytes(spec)
+    if need > free:
+        raise SkewbenchError(f"{spec.tuples:,} tuples take about {need / 1e9:,.3g} GB on disk; {free / 1e9:,.3g} GB "
+                             f"are free on {where}")
+
+
 def generate(spec: StreamSpec, out_dir: str | os.PathLike, name: str | None = None,
              overwrite: bool = False, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Generate a dataset in this process (no Spark) and return its metadata."""
     plan = Plan(spec)
     check_target(out_dir, overwrite)
+    check_room(spec, out_dir)
     tmp = staging_dir(out_dir)
     try:
         parts = []
@@ -498,5 +563,5 @@ def exact_p1(n_keys: int, alpha: float) -> float:
     return float(zipf_pmf(n_keys, alpha)[0])
 
 
-__all__ = ["StreamSpec", "Phase", "Plan", "zipf_pmf", "zipf_cdf", "generate", "write_blocks",
+__all__ = ["StreamSpec", "Phase", "Plan", "zipf_pmf", "zipf_cdf", "generate", "write_blocks", "check_room",
            "parse_cost", "check_cost_model", "exact_p1"]

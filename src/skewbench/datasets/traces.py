@@ -140,6 +140,7 @@ _KEY_ALIASES = {
 }
 
 BLOCK_BYTES = 16 << 20          # text is read in blocks of about this many bytes (whole lines)
+MAX_LINE_BYTES = 16 << 20       # a longer line is refused (a file without newlines is not a trace)
 PARSE_THREADS = max(1, min(4, os.cpu_count() or 1))   # blocks parsed in parallel
 PARQUET_BATCH_ROWS = 1 << 20
 PART_ROWS = 1 << 20             # rows per output Parquet part
@@ -272,6 +273,9 @@ def _iter_blocks(path: Path, progress: Callable[[int], None] | None,
             else:
                 cut = data.rfind(b"\n")
                 if cut < 0:
+                    if len(data) > MAX_LINE_BYTES:
+                        raise SkewbenchError(f"{path}: line {line_no:,} is longer than {MAX_LINE_BYTES:,} bytes; a "
+                                             "trace's lines are at most that long")
                     carry = data
                     continue
                 data, carry = data[:cut + 1], data[cut + 1:]

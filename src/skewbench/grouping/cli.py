@@ -74,7 +74,7 @@ def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_ite
             window: str | None, provisioning: float | None, worker_speed: str | None, metrics: str) -> None:
     """Replay DATASET through grouping strategies x workers x sources x parameters x seeds."""
     from skewbench.datasets.contract import open_dataset
-    from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
+    from skewbench.grouping.engine import ReplayConfig, check_sizes, grid, replay_to_dir
     from skewbench.replay import executor_for
     from skewbench.simulation import WorkerModel
 
@@ -86,11 +86,13 @@ def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_ite
     config = ReplayConfig(window=w_tuples, window_seconds=w_seconds, provisioning=provisioning,
                           worker_speed=_worker_speed(worker_speed), latency=metrics == "all")
     config.check()
+    check_sizes(ds, config, ())  # the windows alone, before the grid loads any strategy's kernels
     cells = grid(names, clikit.int_list("workers", workers), clikit.int_list("sources", sources),
                  list(range(seed_base, seed_base + seeds)), clikit.strategy_params(param_items))
     if config.worker_speed:
         for c in cells:
             WorkerModel.periods(c.workers, config.worker_speed)
+    check_sizes(ds, config, cells)  # windows and per-key state, before any work
     executor = executor_for(engine, partitions)
     click.echo(f"replaying {ds.name} ({ds.tuples:,} tuples) through {len(cells)} cells on {engine}", err=True)
     replay_to_dir(dataset, cells, out, config, executor, overwrite=overwrite, engine_name=engine,

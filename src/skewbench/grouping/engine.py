@@ -107,6 +107,17 @@ BATCH = 1 << 20
 #: windows, and its replica bit set) stays in memory for the whole pass
 MAX_CELLS_PER_TASK = 32
 DEFAULT_WINDOWS = 100
+#: the most metrics windows a replay computes (--window): a cell keeps a completion-time histogram
+#: of 4,397 bins (35 KB) for every window, and a task holds up to MAX_CELLS_PER_TASK cells (1,000
+#: windows: about 1.1 GB of histograms per task)
+MAX_WINDOWS = 1_000
+#: windows x workers of one cell at most: a cell keeps three counts per window and worker (the
+#: default 100 windows at the largest worker count, MAX_WORKERS)
+MAX_WINDOW_WORKERS = DEFAULT_WINDOWS * MAX_WORKERS
+#: keys x ceil(workers / 64) of one cell at most: a cell keeps two bit sets of a bit per (key,
+#: worker), 16 bytes per key and 64 workers (2 GiB at this limit; the generators' largest key
+#: space, 10^8 keys, fits up to 64 workers, the D-Choices paper's 10^6 keys up to 8,000)
+MAX_KEY_WORKER_WORDS = 1 << 27
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,6 +156,30 @@ class ReplayConfig:
                                  f"got {self.provisioning:g}")
         if not isinstance(self.latency, bool):
             raise SkewbenchError(f"latency must be true or false, got {self.latency!r}")
+
+
+def check_sizes(ds: Dataset, config: ReplayConfig, cells: Sequence[Cell]) -> None:
+    """Refuse, from the dataset's length, key space and time span alone (two small reads), a
+    replay whose ``window`` (tuples) or ``window_seconds`` cuts the dataset into more than
+    :data:`MAX_WINDOWS` windows, or into more than :data:`MAX_WINDOW_WORKERS` / the grid's largest
+    worker count, or into more series rows over the cells than
+    :data:`skewbench.replay.MAX_SERIES_ROWS`; or whose (key, worker) bit sets would pass
+    :data:`MAX_KEY_WORKER_WORDS` words."""
+    workers = max((c.workers for c in cells), default=1)
+    words = ds.n_keys * -(-workers // 64)
+    if words > MAX_KEY_WORKER_WORDS:
+        raise SkewbenchError(f"{ds.n_keys:,} keys x {workers:,} workers: a cell keeps two bit sets of a bit per "
+                             f"(key, worker), {words:,} words of 64 bits; at most {MAX_KEY_WORKER_WORDS:,} "
+                             "(fewer workers)")
+    limit = min(MAX_WINDOWS, MAX_WINDOW_WORKERS // max(1, workers))
+    option = "--window" if limit == MAX_WINDOWS else "--window, or fewer workers"
+    if config.window is not None:
+        _replay.refuse_windows(-(-ds.tuples // config.window), limit, step=f"a window of {config.window:,} tuples",
+                               over=f"the dataset's {ds.tuples:,} tuples", option=option, cells=len(cells))
+    elif config.window_seconds is not None and ds.tuples:
+        span = ds.last_value("ts") - ds.first_value("ts")
+        _replay.refuse_windows(span / config.window_seconds + 1, limit, step=f"a window of {config.window_seconds:g} s",
+                               over=f"the dataset's {span:g} s", option=option, cells=len(cells))
 
 
 def grid(strategies: Sequence[str], workers: Sequence[int], sources: Sequence[int], seeds: Sequence[int],
@@ -707,6 +742,7 @@ def replay(ds_path: str | os.PathLike, cells: Sequence[Cell], config: ReplayConf
     if not cells:
         raise SkewbenchError("nothing to replay: the grid is empty")
     ds = open_dataset(ds_path)
+    check_sizes(ds, config, cells)
     t_start = time.perf_counter()
     pre = prepass(ds, config)
     own_scratch = scratch is None

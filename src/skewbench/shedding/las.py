@@ -58,6 +58,9 @@ KINDS = ("ns", "bl", "sm", "fk", "las")
 PRIME = 2**31 - 1
 #: largest number of sketch columns (epsilon = 0 or tiny epsilon would ask for more)
 MAX_COLUMNS = 1 << 16
+#: largest number of sketch rows (delta >= 2^-20, about 1e-6): LAS keeps every tuple's column in
+#: each row (8 bytes per tuple and row; the paper's delta = 0.1 has 4 rows)
+MAX_ROWS = 20
 #: cap on the passes through a warm-up sample (A5)
 WARM_PASSES = 64
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
@@ -79,6 +82,9 @@ def sketch_shape(epsilon: float, delta: float) -> tuple[int, int]:
     if not epsilon >= 0.0:
         raise SkewbenchError(f"las: epsilon must be >= 0, got {epsilon!r}")
     r = max(1, int(math.ceil(math.log2(1.0 / delta) - 1e-12)))
+    if r > MAX_ROWS:
+        raise SkewbenchError(f"las: delta must be >= 2^-{MAX_ROWS} (at most {MAX_ROWS} Count-Min rows: every tuple "
+                             f"keeps a column per row), got {delta!r}")
     if epsilon == 0.0 or math.e / epsilon >= MAX_COLUMNS:
         return r, MAX_COLUMNS
     return r, max(1, int(math.floor(math.e / epsilon + 0.5)))
