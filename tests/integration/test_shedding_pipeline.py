@@ -220,3 +220,36 @@ def test_csv_ingested_with_cost_and_value_columns(tmp_path):
     assert rows.loc["shedpart", "windows"] == 18 and rows.loc["shedpart", "range_s"] == 60.0
     assert rows.loc["shedpart", "imbalance_p50"] < rows.loc["fld", "imbalance_p50"]
     assert rows.loc["fld", "data"] == "trace: csv"
+
+
+def test_drop_optimality_reaches_validation_the_report_and_mlflow(las_ds, tmp_path):
+    """Every operator strategy gets the offline optimum on the same prefix (skewbench.shedding.optimum):
+    in the results, through Great Expectations, in the report's table and as MLflow metrics/params."""
+    import pandas as pd
+    from mlflow import MlflowClient
+
+    from skewbench.reports import render_report
+    from skewbench.shedding import optimum
+    from skewbench.tracking import log_run
+    from skewbench.validation.results import validate_results
+
+    _replay("--dataset", las_ds, "--strategies", "las,bl,sm,fk,ns", "--param", "las.window=128", "--out", tmp_path / "op")
+    assert validate_results(tmp_path / "op").success
+    df = pq.read_table(tmp_path / "op" / "summary.parquet").to_pandas().set_index("strategy")
+    assert set(df["opt_status"]) == {"optimal"} and set(df["opt_goal"]) == {"avg"}
+    assert set(df["opt_window"]) == {optimum.WINDOW} and df["opt_dropped"].nunique() == 1  # one prefix for all
+    opt = int(df["opt_dropped"].iloc[0])
+    assert opt > 0 and df.loc["fk", "window_dropped"] >= opt and df.loc["ns", "window_dropped"] == 0
+    assert pd.isna(df.loc["ns", "drop_optimality"])  # kept everything where the optimum drops some
+    assert df.loc["fk", "drop_optimality"] == pytest.approx(opt / df.loc["fk", "window_dropped"])
+    html = render_report([tmp_path / "op"], tmp_path / "r.html", "opt", plots_dir=tmp_path / "plots")
+    assert "drop opt" in Path(html).read_text()
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    logged = log_run([tmp_path / "op"], tracking_uri=uri, run_key="t/2/shedding", run_name="opt", tags={},
+                     report=html, plots_dir=tmp_path / "plots")
+    client = MlflowClient(tracking_uri=uri)
+    runs = [client.get_run(r) for r in logged["children"].values()]
+    by = {r.data.params["strategy"]: r.data for r in runs}
+    assert by["fk"].metrics["drop_optimality"] == pytest.approx(df.loc["fk", "drop_optimality"])
+    assert by["las"].metrics["opt_dropped"] == opt and by["fk"].params["opt_status"] == "optimal"
+    assert "drop_optimality" not in by["ns"].metrics  # null: not logged

@@ -12,11 +12,14 @@ from skewbench.shedding import DEFAULT_STRATEGIES
 
 def _provisioning(text: str) -> list[int]:
     from skewbench.errors import SkewbenchError
+    from skewbench.shedding.params import PARAMS
 
+    top = PARAMS["provisioning"]["items"]["maximum"]  # the nightly's bound, one source
     vals = clikit.float_list("provisioning", text)
-    bad = [v for v in vals if not (v >= 1 and float(v).is_integer())]
-    if bad:
-        raise SkewbenchError(f"--provisioning takes whole percentages >= 1 (u = 1 - P/100), got {bad[0]:g}")
+    bad = [v for v in vals if not (1 <= v <= top and float(v).is_integer())]
+    if bad:  # a capacity 10^300 times the arrival rate has no int, and no meaning
+        raise SkewbenchError(f"--provisioning takes whole percentages in [1, {top:,}] (u = 1 - P/100), "
+                             f"got {bad[0]:g}")
     return [int(v) for v in vals]
 
 
@@ -57,7 +60,7 @@ def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_ite
     from skewbench import replay as shared
     from skewbench.datasets.contract import open_dataset
     from skewbench.errors import SkewbenchError
-    from skewbench.shedding.engine import ShedConfig, check_windows, grid, inapplicable, replay
+    from skewbench.shedding.engine import ShedConfig, check_series, check_windows, grid, inapplicable, replay
 
     names = clikit.name_list("strategies", strategies)
     ds = open_dataset(dataset)
@@ -81,8 +84,10 @@ def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_ite
     params = {k: v for k, v in params.items() if k not in reasons}
     cells = grid(names, _provisioning(provisioning), clikit.int_list("workers", workers),
                  list(range(seed_base, seed_base + seeds)), params)
-    if any(registry.get("shedding", c.strategy).kind == "partition" for c in cells):
-        check_windows(ds, config)  # a bad --range / --slide is refused before any work
+    partition = sum(registry.get("shedding", c.strategy).kind == "partition" for c in cells)
+    if partition:
+        check_windows(ds, config, partition)  # a bad --range / --slide is refused before any work
+    check_series(ds, config, len(cells) - partition)  # and a --window too short for the dataset
     executor = shared.executor_for(engine, partitions)
     if engine == "local":
         def executor(fn, items, description=""):  # noqa: F811 - the local executor with a progress bar

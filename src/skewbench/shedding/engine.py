@@ -11,7 +11,10 @@ is ``provisioning`` percent of the arrival rate: the mean gap there becomes
 average is that ``W``; Base Line drops with probability ``u = 1 - P/100``.  LAS's warm-up sample
 (A5) is a bootstrap sample of the reference segment drawn from the cell's seed, which also draws
 the Count-Min hash functions and Base Line's coins.  Every operator cell also runs Base Line on
-the same stream and seed, for lambda.
+the same stream and seed, for lambda.  Every operator cell is compared with the least drops any
+shedder could achieve offline on the stream's first :data:`skewbench.shedding.optimum.WINDOW`
+tuples under the same bound and the cell's goal (``drop_optimality``; the optimum depends only on
+that prefix, tau and the goal, so a process computes it once for all strategies and seeds).
 
 Partition cells (shedpart.spec.md 2, 3)
 ---------------------------------------
@@ -61,8 +64,8 @@ class ShedConfig:
     confidence: float = 0.95
 
     def check(self) -> None:
-        if not (self.bound_ms >= 0) or math.isnan(self.bound_ms):
-            raise SkewbenchError(f"--bound must be a latency in ms >= 0 (inf allowed), got {self.bound_ms}")
+        if not self.bound_ms > 0:  # 0 would shed every tuple that waits at all, and Q/tau has no value
+            raise SkewbenchError(f"--bound must be a latency in ms > 0 (inf: no bound), got {self.bound_ms:g}")
         if self.window < 1:
             raise SkewbenchError(f"--window must be a number of arrivals >= 1, got {self.window}")
         if self.range_s is not None and not self.range_s > 0:
@@ -179,9 +182,10 @@ def operator_data(keys: np.ndarray, cost: np.ndarray, ts: np.ndarray | None = No
 
 
 def simulate_operator(strategy: str, params: dict[str, Any], d: _OpData, provisioning: float, tau: float,
-                      seed: int, window: int = 4000) -> tuple[dict, list[dict], Any]:
-    """One operator cell on an in-memory stream: its summary values, series rows and the trace."""
-    from skewbench.shedding import las
+                      seed: int, window: int = 4000, opt_window: int | None = None) -> tuple[dict, list[dict], Any]:
+    """One operator cell on an in-memory stream: its summary values, series rows and the trace.
+    ``opt_window`` is the prefix of the offline optimum (None: :data:`skewbench.shedding.optimum.WINDOW`)."""
+    from skewbench.shedding import las, optimum
 
     strat = registry.get(FAMILY, strategy)(**params)
     P = float(provisioning)
@@ -208,6 +212,12 @@ def simulate_operator(strategy: str, params: dict[str, Any], d: _OpData, provisi
     share, pmax = las.prefix_violations(tr.q, tr.dropped, tau) if kept.any() else (None, None)
     qmean = _mean(q)
     span = float(arr[-1] - arr[0]) if m > 1 else 0.0
+    goal = str(strat.params.get("goal", "avg"))  # NS and BL have no goal: the paper's AVG(tau)
+    n_opt = min(m, optimum.WINDOW if opt_window is None else int(opt_window))
+    t_opt = time.perf_counter()
+    opt = optimum.window_optimum(arr, d.cost, float(tau), goal, n_opt)
+    opt_seconds = time.perf_counter() - t_opt
+    window_dropped = int(tr.dropped[:n_opt].sum())
     row = {
         "tuples": m, "kind": "operator", "underprovisioning": u, "bound_ms": float(tau),
         "range_s": 0.0, "slide_s": 0.0, "error": 0.0, "confidence": 0.0,
@@ -219,6 +229,9 @@ def simulate_operator(strategy: str, params: dict[str, Any], d: _OpData, provisi
         "q_over_bound": qmean / tau if qmean is not None and 0 < tau < math.inf else None,
         "over_bound_share": float((q > tau + 1e-9).mean()) if len(q) else None,
         "prefix_violation_share": share, "prefix_max": pmax,
+        "opt_goal": goal, "opt_status": opt.status, "opt_window": n_opt, "opt_dropped": opt.dropped,
+        "opt_gap": opt.gap, "window_dropped": window_dropped,
+        "drop_optimality": optimum.drop_optimality(opt.dropped, window_dropped),
         "effective_load": float(d.cost[kept].sum()) / span if span > 0 else None,
         "stats": json.dumps({"matrices": int(tr.matrices), "nop_tuples": int(tr.nop_tuples),
                              "corrections": int(len(tr.deltas)),
@@ -226,7 +239,7 @@ def simulate_operator(strategy: str, params: dict[str, Any], d: _OpData, provisi
                              "belief": None if not math.isfinite(tr.belief) else float(tr.belief),
                              "warm_started": bool(tr.warm_started), "wbar_ms": wbar,
                              "phase_starts": list(d.phase_starts)}, sort_keys=True),
-        "shedder_seconds": seconds,
+        "shedder_seconds": seconds, "opt_seconds": opt_seconds,
     }
     series = []
     B = int(window)
@@ -269,9 +282,10 @@ def window_of(ds, config: ShedConfig, span: float) -> tuple[float, float]:
     return r, s
 
 
-def check_windows(ds, config: ShedConfig) -> tuple[float, float]:
+def check_windows(ds, config: ShedConfig, cells: int = 1) -> tuple[float, float]:
     """The (range, slide) of a dataset's partition cells, refused when no complete window fits its
-    span or when there would be more than :data:`MAX_WINDOWS`."""
+    span or when there would be more than :data:`MAX_WINDOWS` (or more series rows over ``cells``
+    partition cells than :data:`skewbench.replay.MAX_SERIES_ROWS`)."""
     from skewbench.shedding.shedpart import _window_range
 
     # arrival times never decrease: the first and the last are two small reads
@@ -281,18 +295,23 @@ def check_windows(ds, config: ShedConfig) -> tuple[float, float]:
     if span <= 0:
         raise SkewbenchError("the dataset's tuples all have one timestamp: no time window fits (partition shedders "
                              "aggregate over windows of dataset time)")
-    estimate = (span - r) / s + 1  # before counting exactly: a tiny slide must not loop
-    if estimate > 2 * MAX_WINDOWS:
-        raise SkewbenchError(f"a slide of {s:g} s makes {estimate:.3g} windows over the dataset's {span:g} s; at most "
-                             f"{MAX_WINDOWS:,} (use a longer --slide)")
+    words = {"step": f"a slide of {s:g} s", "over": f"the dataset's {span:g} s", "option": "--slide"}
+    # estimated first (one division): a tiny slide must not loop
+    shared.refuse_windows((span - r) / s + 1, MAX_WINDOWS, slack=2, cells=cells, **words)
     k0, k1 = _window_range(t0, t1, r, s)  # the windows the replay computes
     if k1 < k0:
         raise SkewbenchError(f"no complete window of range {r:g} s (slide {s:g} s) fits the dataset's {span:g} s "
                              "(use a shorter --range)")
-    if k1 - k0 + 1 > MAX_WINDOWS:
-        raise SkewbenchError(f"a slide of {s:g} s makes {k1 - k0 + 1:,} windows over the dataset's {span:g} s; at "
-                             f"most {MAX_WINDOWS:,} (use a longer --slide)")
+    shared.refuse_windows(k1 - k0 + 1, MAX_WINDOWS, cells=cells, **words)
     return r, s
+
+
+def check_series(ds, config: ShedConfig, cells: int) -> None:
+    """Refuse an operator ``window`` (arrivals per series row) that makes more than
+    :data:`MAX_WINDOWS` series rows per cell, or too many over ``cells`` operator cells."""
+    if cells:
+        shared.refuse_windows(-(-ds.tuples // config.window), MAX_WINDOWS, step=f"a window of {config.window:,} arrivals",
+                              over=f"the dataset's {ds.tuples:,} tuples", option="--window", cells=cells)
 
 
 def _pct(x: np.ndarray, q: float) -> float | None:
@@ -360,7 +379,8 @@ def run_partition(ds, cell: Cell, config: ShedConfig) -> tuple[dict, list[dict]]
 
 _OP_ONLY = ("dropped", "dropped_ratio", "bl_dropped", "shed_lambda", "queueing_latency_mean", "queueing_latency_p50",
             "queueing_latency_p99", "queueing_latency_max", "completion_latency_mean", "completion_latency_p99",
-            "q_over_bound", "over_bound_share", "prefix_violation_share", "prefix_max", "effective_load")
+            "q_over_bound", "over_bound_share", "prefix_violation_share", "prefix_max", "effective_load", "opt_goal",
+            "opt_status", "opt_window", "opt_dropped", "opt_gap", "window_dropped", "drop_optimality", "opt_seconds")
 _PART_ONLY = ("windows", "imbalance_p50", "imbalance_p75", "imbalance_p99", "imbalance_max", "load_max",
               "load_max_p50", "shed_fraction", "skip_rate", "groups_mean", "groups_max", "error_mean", "error_max",
               "trimmed_pairs", "coverage")
@@ -387,7 +407,10 @@ def run_cell(ds_path: str, cell: Cell, config: ShedConfig) -> tuple[dict, list[d
 def replay(ds_path: str, cells: Sequence[Cell], config: ShedConfig, executor: shared.Executor) -> Replayed:
     t0 = time.perf_counter()
     config.check()
-    if any(registry.get(FAMILY, c.strategy).kind == "partition" for c in cells):
-        check_windows(open_dataset(ds_path), config)  # before any cell runs
+    partition = sum(registry.get(FAMILY, c.strategy).kind == "partition" for c in cells)
+    ds = open_dataset(ds_path)
+    if partition:
+        check_windows(ds, config, partition)  # before any cell runs
+    check_series(ds, config, len(cells) - partition)
     done = executor(lambda c: run_cell(str(ds_path), c, config), list(cells), "shedding cells")
     return Replayed([r for r, _ in done], [s for _, ser in done for s in ser], time.perf_counter() - t0)

@@ -36,7 +36,9 @@ from skewbench.plotting import colors, figure, frame, log_y, save, with_labels
 
 NOTE = ("Operator rows: Q = mean queueing latency of the kept tuples (ms), tau = the bound on its running "
         "average, dropped = share of tuples dropped, P = capacity as a percentage of the arrival rate "
-        "(u = 1 - P/100). Partition rows: imbalance = max worker load - mean load per window (tuples, after "
+        "(u = 1 - P/100), drop opt = the least drops any shedder could achieve offline under the same bound "
+        "on the stream's first opt_window tuples over the strategy's drops there (1: optimal; above 1 only "
+        "when the strategy broke the bound; skewbench.shedding.optimum). Partition rows: imbalance = max worker load - mean load per window (tuples, after "
         "trimming), shed = share of window tuples left out, coverage = share of trimmed group averages within "
         "the error budget. Table values are means over seeds; '-' marks metrics of the other kind.")
 

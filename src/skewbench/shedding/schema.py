@@ -16,6 +16,17 @@ aligned to multiples of the slide; only complete windows count; imbalance is
 `max_j L[j] - mean_j L[j]` in tuples after trimming (the paper's Eq. 1), summarised over
 windows by linear-interpolation percentiles.  `data` says where the dataset came from; a
 surrogate is never the paper's trace.
+
+Optimality (operator cells, `skewbench.shedding.optimum`): the least drops any shedder could
+achieve offline on the same arrivals and costs under the same bound, computed on the stream's first
+`opt_window` tuples (the same prefix for every strategy; the exact optimum of the whole stream is
+beyond reach).  `opt_goal` is the cell's CHECK goal (avg: every prefix average of the kept tuples'
+queueing latency <= tau; max: every kept tuple's own latency <= tau; strategies without a goal
+are measured against avg).  `drop_optimality = opt_dropped / window_dropped` compares the
+strategy's drops on that same prefix: 1 when it drops no more than the optimum, below 1 when it
+drops more; above 1 only when it broke the bound on the prefix (it dropped fewer than any shedder
+that meets it).  Where the optimum is not proven (`opt_status` time_limit) `opt_dropped` is its
+lower bound and the ratio a lower bound.
 """
 
 from __future__ import annotations
@@ -50,6 +61,11 @@ COLUMNS = (
     Column("error", "float64", "the relative error budget of ShedPart's sample sizes (partition cells)",
            bounds=(0, None), param=True),
     Column("confidence", "float64", "the confidence of that budget (partition cells)", bounds=(0, 1), param=True),
+    Column("opt_goal", "string", "operator cells: the goal of the offline optimum, the cell's CHECK goal (avg: "
+           "every prefix average of the kept tuples' queueing latency <= tau; max: every kept latency <= tau)",
+           nullable=True, param=True, not_null_if=_OP),
+    Column("opt_status", "string", "operator cells: the offline optimum's status: optimal, time_limit (opt_dropped is "
+           "its lower bound), too_large or error (no optimum)", nullable=True, param=True, not_null_if=_OP),
     Column("stats", "string", "JSON: the strategy's own diagnostics (LAS: matrix pairs, corrections, "
            "warm start; ShedPart: pre-check values)"),
     Column("window", "int64", "the window's index (0, 1, ...)", "series", bounds=(0, None)),
@@ -88,6 +104,20 @@ METRICS = (
            "(the AVG(tau) constraint)", "", False, (0, 1), not_null_if=_OP + " and dropped < tuples"),
     Metric("prefix_max", "largest prefix average queueing latency max_j Q(j)", _MS, False, (0, None),
            not_null_if=_OP + " and dropped < tuples"),
+    Metric("opt_window", "tuples of the stream's prefix on which the offline optimum is computed and the drops "
+           "compared (the first min(tuples, 200))", "tuples", None, (0, None), dtype="int64", not_null_if=_OP),
+    Metric("opt_dropped", "the least drops any shedder could achieve offline on that prefix under the same bound "
+           "and goal (the proven optimum; its lower bound when opt_status is time_limit)", "tuples", None, (0, None),
+           dtype="int64", not_null_if=_OP + " and opt_status in ['optimal', 'time_limit']"),
+    Metric("opt_gap", "relative gap of the offline optimum: (best drops found - opt_dropped) / kept (0: proven)", "",
+           False, (0, None), not_null_if=_OP + " and opt_status in ['optimal', 'time_limit']"),
+    Metric("window_dropped", "tuples the strategy dropped on that prefix", "tuples", False, (0, None),
+           dtype="int64", not_null_if=_OP),
+    Metric("drop_optimality", "opt_dropped / window_dropped: 1 when the strategy drops no more than the offline "
+           "optimum on the prefix (also when both are 0), below 1 when it drops more; above 1 only when it broke the "
+           "bound there; null when the optimum is unknown or the strategy dropped nothing where the optimum drops some",
+           "", True, (0, None), headline=True, fmt="f3", label="drop opt",
+           not_null_if=_OP + " and opt_status in ['optimal', 'time_limit'] and (window_dropped > 0 or opt_dropped == 0)"),
     Metric("effective_load", "kept work over the arrival span: sum of kept durations / (last - first arrival)",
            "", None, (0, None), not_null_if=_OP + " and tuples > 1"),
     # ---- partition summary (shedpart.spec.md 3.2)
@@ -123,6 +153,8 @@ METRICS = (
     # ---- timings
     Metric("shedder_seconds", "seconds in the shedder: the LAS simulation, or ShedPart's pre-check and "
            "Algorithm 1 summed over windows", "s", False, (0, None), timing=True),
+    Metric("opt_seconds", "seconds to compute the offline optimum (0 when another cell of the process computed it "
+           "on the same prefix)", "s", False, (0, None), timing=True, not_null_if=_OP),
     Metric("wall_seconds", "wall-clock seconds of the cell", "s", False, (0, None), timing=True),
     # ---- series
     Metric("dropped_ratio", "dropped tuples of the window over its arrivals", "", False, (0, 1), windowed=True,
@@ -159,10 +191,11 @@ SUMMARY = (
     "dropped", "dropped_ratio", "bl_dropped", "shed_lambda",
     "queueing_latency_mean", "queueing_latency_p50", "queueing_latency_p99", "queueing_latency_max",
     "completion_latency_mean", "completion_latency_p99", "q_over_bound", "over_bound_share",
-    "prefix_violation_share", "prefix_max", "effective_load",
+    "prefix_violation_share", "prefix_max", "opt_goal", "opt_status", "opt_window", "opt_dropped", "opt_gap",
+    "window_dropped", "drop_optimality", "effective_load",
     "windows", "imbalance_p50", "imbalance_p75", "imbalance_p99", "imbalance_max", "load_max", "load_max_p50",
     "shed_fraction", "skip_rate", "groups_mean", "groups_max", "error_mean", "error_max", "trimmed_pairs",
-    "coverage", "stats", "shedder_seconds", "wall_seconds",
+    "coverage", "stats", "shedder_seconds", "opt_seconds", "wall_seconds",
 )
 
 SERIES = (

@@ -24,6 +24,8 @@ class Strategy(ParamStrategy):
 # --------------------------------------------------------------------------------------------
 # operator shedders (las.spec.md)
 
+#: LAS's window N at most (the warm-up sample holds 8 N tuples; the paper's N is 1,024)
+MAX_LAS_WINDOW = 1_000_000
 _GOAL_DOC = "The CHECK goal: avg (the running average AVG(tau), the paper's) or max (drop if the estimate exceeds tau)."
 
 
@@ -72,7 +74,10 @@ class LAS(OperatorStrategy):
         self._number("delta", 0, 1, open_lo=True)
         if self.params["delta"] >= 1:
             raise SkewbenchError(f"las: parameter delta must be in (0, 1), got {self.params['delta']!r}")
-        self._number("window", 1, None, integer=True)
+        from skewbench.shedding.las import sketch_shape
+
+        sketch_shape(float(self.params["epsilon"]), float(self.params["delta"]))  # its rows are bounded
+        self._number("window", 1, MAX_LAS_WINDOW, integer=True)  # the warm-up sample holds 8 windows
         self._number("mu", None, None)
         if self.params["inflation"] is not None:
             self._number("inflation", 0, None)
@@ -110,7 +115,7 @@ class StrawMan(OperatorStrategy):
 
 class FullKnowledge(OperatorStrategy):
     name = "fk"
-    description = "Full Knowledge: the LAS shedder with every tuple's exact execution time (the optimum)"
+    description = "Full Knowledge: the LAS shedder with every tuple's exact execution time (the best online greedy; drop_optimality compares it with the offline optimum)"
     las_kind = "fk"
     defaults: ClassVar[dict[str, Any]] = {"goal": "avg"}
     param_docs = {"goal": _GOAL_DOC}
