@@ -168,35 +168,6 @@ def run_dag(env: dict[str, str], dag_id: str, conf: dict) -> tuple[dict | str, s
     return results[0], log
 
 
-RERUN = r"""
-import json, subprocess, sys
-from skewbench import nightly
-run_id, logical_date, conf = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-conf = nightly.check_params(conf)
-out_root = str(nightly.run_dir(logical_date, run_id))
-datasets = [nightly.prepare_dataset(n) for n in conf["datasets"]]
-plan = nightly.plan_replays(conf, datasets, out_root)
-nightly.open_tracking(conf["families"], "skewbench_nightly", run_id, logical_date)
-for item in plan:  # the replay in this process (the engine's results do not depend on where it runs)
-    subprocess.run([sys.executable, item["application"], *item["application_args"], "--engine", "local"],
-                   check=True, capture_output=True)
-    nightly.validate_replay(item)
-logged = [nightly.log_family(plan, f, "skewbench_nightly", run_id, logical_date) for f in conf["families"]]
-print("RERUN " + json.dumps({"parents": [x["parent_run_id"] for x in logged]}))
-"""
-
-
-def rerun_tasks(env: dict[str, str], run_id: str, logical_date: str, conf: dict) -> dict:
-    """Run the nightly DAG's task functions again for an existing DAG run (what a retry, or a
-    cleared and re-run DAG run, executes), in a subprocess with the test environment."""
-    p = subprocess.run([sys.executable, "-c", RERUN, run_id, logical_date, json.dumps(conf)], env=env,
-                       capture_output=True, text=True, timeout=1200)
-    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RERUN ")), None)
-    if line is None:
-        raise AssertionError(f"re-run failed:\n{p.stdout[-3000:]}\n{p.stderr[-5000:]}")
-    return json.loads(line[6:])
-
-
 LINKS = r"""
 import json, sys
 import great_expectations  # before Airflow

@@ -261,3 +261,115 @@ def test_a_run_that_left_its_parent_running_is_ended_by_the_next_one(store):
                                        "again") == []  # nothing left to end
     assert tracking.fail_stale_parents(uri, "shedding", "skewbench_nightly/", "skewbench_nightly/now/shedding",
                                        "no experiment yet") == []
+
+
+def _few_cells(src: Path, dst: Path, n: int) -> Path:
+    """A copy of a results directory holding its first ``n`` cells only (fewer MLflow runs to
+    write: the tests below are about which runs exist, not how many)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    shutil.copytree(src, dst)
+    summary = pq.read_table(dst / "summary.parquet").slice(0, n)
+    series = pq.read_table(dst / "series.parquet")
+    series = series.filter(pc.is_in(series.column("cell_id"), summary.column("cell_id")))
+    pq.write_table(summary, dst / "summary.parquet")
+    pq.write_table(series, dst / "series.parquet")
+    return dst
+
+
+class _FailsAfter:
+    """A tag value whose text fails after ``n`` uses: log_run turns each tag value into text once
+    for the parent and once per child run, so ``n = 1 + k`` fails the run's logging after ``k``
+    child runs are complete (a crash in the middle of the children, with the real MLflow store)."""
+
+    def __init__(self, n: int):
+        self.left = n
+
+    def __str__(self) -> str:
+        self.left -= 1
+        if self.left < 0:
+            raise RuntimeError("injected failure while logging a child run")
+        return "bomb"
+
+
+def _children(client, experiment_id: str, parent_id: str) -> list:
+    from mlflow.entities import ViewType
+
+    return client.search_runs([experiment_id], f"tags.`mlflow.parentRunId` = '{parent_id}'",
+                              run_view_type=ViewType.ALL, max_results=1000)
+
+
+def test_an_exception_while_logging_marks_the_parent_failed_and_a_rerun_completes_it(results, store, tmp_path):
+    """log_run fails after 2 of the 5 child runs: the parent ends FAILED (not RUNNING, not
+    FINISHED), the 2 are complete; logging again under the same key resumes the same parent,
+    keeps the 2 (same run ids, no second point in any deterministic metric's history), adds the
+    3 missing ones, and finishes the parent."""
+    from mlflow import MlflowClient
+
+    uri = store[0]  # its grouping experiment: the keys below are new
+    key = "skewbench_nightly/partly-logged/grouping"
+    res = [_few_cells(results[0], tmp_path / "res", 5)]
+    manifest, summary, _ = read_results(res[0])
+    fp = manifest["dataset"]["fingerprint"]
+    with pytest.raises(RuntimeError, match="injected failure while logging a child run"):
+        tracking.log_run(res, tracking_uri=uri, run_key=key, run_name="partly",
+                         tags={**TAGS, "bomb": _FailsAfter(1 + 2)})
+    client = MlflowClient(tracking_uri=uri)
+    eid = client.get_experiment_by_name("skewbench-grouping").experiment_id
+    (parent,) = client.search_runs([eid], f"tags.`skewbench.key` = '{key}'")
+    assert parent.info.status == "FAILED"
+    first = {r.data.tags["skewbench.key"]: r for r in _children(client, eid, parent.info.run_id)}
+    assert len(first) == 2 and all(r.info.status == "FINISHED" for r in first.values())
+
+    again = tracking.log_run(res, tracking_uri=uri, run_key=key, run_name="partly", tags=TAGS)
+    assert again["parent_run_id"] == parent.info.run_id
+    assert client.get_run(parent.info.run_id).info.status == "FINISHED"
+    runs = _children(client, eid, parent.info.run_id)
+    keys = [r.data.tags["skewbench.key"] for r in runs]
+    assert sorted(keys) == sorted(f"{key}/{fp[:12]}/{c}" for c in summary.column("cell_id").to_pylist())  # once each
+    assert len(client.search_runs([eid], f"tags.`skewbench.key` LIKE '{key}%'", max_results=1000)) == 1 + 5
+    assert all(again["children"][k] == r.info.run_id for k, r in first.items())  # the 2 kept, not re-created
+    rows = {f"{key}/{fp[:12]}/{r['cell_id']}": r for r in summary.to_pylist()}
+    for r in runs:
+        assert r.info.status == "FINISHED"
+        assert r.data.metrics["imbalance"] == pytest.approx(rows[r.data.tags["skewbench.key"]]["imbalance"],
+                                                            rel=1e-12, abs=0)
+        assert len(client.get_metric_history(r.info.run_id, "imbalance")) == 1
+        assert len(client.get_metric_history(r.info.run_id, "window.imbalance_cum")) == WINDOWS
+
+
+def test_a_child_left_half_logged_by_a_killed_process_is_completed_once(results, store, tmp_path):
+    """What a process killed inside log_run leaves: a child run with its key, RUNNING, holding
+    only its first metrics.  The rerun finds it by its key, logs what it lacks (all of its final
+    and window metrics, its params), finishes it, and creates no second run for that cell."""
+    from mlflow import MlflowClient
+    from mlflow.entities import Metric
+
+    uri = store[0]  # its grouping experiment: the keys below are new
+    key = "skewbench_nightly/half-logged/grouping"
+    res = [_few_cells(results[0], tmp_path / "res", 4)]
+    manifest, summary, series = read_results(res[0])
+    fp = manifest["dataset"]["fingerprint"]
+    row = summary.to_pylist()[3]
+    _, pid = tracking.open_parent(uri, "grouping", key, "half", TAGS)
+    client = MlflowClient(tracking_uri=uri)
+    eid = client.get_experiment_by_name("skewbench-grouping").experiment_id
+    child_key = f"{key}/{fp[:12]}/{row['cell_id']}"
+    half = client.create_run(eid, tags={"mlflow.parentRunId": pid, "skewbench.key": child_key}, run_name="half")
+    client.log_batch(half.info.run_id, metrics=[Metric("imbalance", row["imbalance"], half.info.start_time, 0)],
+                     synchronous=True)
+
+    logged = tracking.log_run(res, tracking_uri=uri, run_key=key, run_name="half", tags=TAGS)
+    assert logged["children"][child_key] == half.info.run_id
+    runs = _children(client, eid, pid)
+    assert len(runs) == 4 and sorted(r.data.tags["skewbench.key"] for r in runs) == sorted(logged["children"])
+    done = client.get_run(half.info.run_id)
+    assert done.info.status == "FINISHED"
+    assert done.data.params["strategy"] == row["strategy"] and done.data.params["workers"] == str(row["workers"])
+    assert done.data.metrics["imbalance"] == row["imbalance"]
+    assert done.data.metrics["latency_p99"] == pytest.approx(row["latency_p99"], rel=1e-12, abs=0)
+    assert len(client.get_metric_history(half.info.run_id, "imbalance")) == 1  # the same point, not a second
+    mine = sorted((r for r in series.to_pylist() if r["cell_id"] == row["cell_id"]), key=lambda r: r["window"])
+    hist = sorted(client.get_metric_history(half.info.run_id, "window.imbalance_cum"), key=lambda m: m.step)
+    assert [h.value for h in hist] == pytest.approx([r["imbalance_cum"] for r in mine], rel=1e-12, abs=0)
