@@ -117,8 +117,14 @@ def skewbench_nightly():
     # two at a time: each loads Great Expectations (seconds of CPU); nine at once on two cores only thrash
     @task(max_active_tis_per_dagrun=2)
     def validate(item: dict) -> dict:
-        """The results suite with the family's expectations; fails with the failed expectations."""
-        return nightly.validate_replay(item)
+        """The results suite with the family's expectations; fails with the failed expectations,
+        at once (no retry: the same results fail the same expectations)."""
+        from skewbench.errors import ValidationFailed
+
+        try:
+            return nightly.validate_replay(item)
+        except ValidationFailed as e:
+            raise AirflowFailException(f"ValidationFailed: {e}") from None
 
     @task(trigger_rule="one_failed")
     def mark_failed(conf: dict | None, family: str, dag=None, run_id=None) -> None:
