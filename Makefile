@@ -43,13 +43,18 @@ KERNELS := src/skewbench/_kernels.json
 KERNEL_SOURCES := src/skewbench/jit.py src/skewbench/aot.py $(wildcard src/skewbench/*/cli.py) $(shell grep -rl "^from skewbench.jit import njit" src/skewbench)
 READY := $(STAMP) $(KERNELS)
 
-.PHONY: install bytecode run datasets ui ui-stop cluster cluster-stop test bench reproduce lock clean java docs
+.PHONY: install bytecode run datasets ui ui-stop cluster cluster-stop test bench reproduce lock clean java browser docs
 
 install: $(READY)
 
 java:
 	@command -v java >/dev/null 2>&1 || { echo "Java not found: installing OpenJDK 17 (Spark needs it)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; }
+
+# the browser tests drive Debian's Chromium with Playwright (no browser download works offline)
+browser:
+	@test -x /usr/bin/chromium || { echo "Chromium not found: installing Debian's chromium (the browser tests need it)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 $(STAMP): requirements.lock pyproject.toml | java
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -95,7 +100,7 @@ cluster: $(READY)
 cluster-stop:
 	@$(BIN)/skewbench cluster stop
 
-test: $(READY) bytecode
+test: $(READY) bytecode | browser
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q --durations=15 -m "not reproduction" $(PYTEST_ARGS)
 
@@ -115,7 +120,7 @@ docs: $(READY)
 # the slow checks: every test marked reproduction or slow, wherever it lives (every paper
 # reproduction target, the fault tests under Airflow's real scheduler, the 10^7-tuple generation
 # check, the long conformance and end-to-end cases); make test skips exactly these
-reproduce: $(READY) bytecode
+reproduce: $(READY) bytecode | browser
 	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q --durations=15 -m "reproduction or slow" tests
 
 lock:

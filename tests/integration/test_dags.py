@@ -191,6 +191,7 @@ def test_nightly_end_to_end(env):
     # (slow: a second full DAG run); log_run's idempotence alone is test_tracking.py's
 
 
+@pytest.mark.slow  # about 40 s (two retries of spark-submit): make reproduce, with the scheduler fault tests
 def test_a_failed_replay_marks_the_run_failed_and_logs_nothing(env):
     """The real DAG's failure path: the Spark job cannot start (an unknown master), the replay
     task fails after its retries, mark_failed marks the family's MLflow parent run FAILED and

@@ -120,6 +120,7 @@ def _newest_manual_run(ui, before: set[str]) -> str:
     raise AssertionError("the form created no run")
 
 
+@pytest.mark.slow  # 1-3 min in a real browser: make reproduce (the loopback and password checks stay in make test)
 def test_a_first_time_user_triggers_runs_and_finds_the_mlflow_runs(ui, tmp_path):
     sync_playwright = _browser()
     password = json.loads((Path(ui["env"]["AIRFLOW_HOME"]) /
