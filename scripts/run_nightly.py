@@ -1,7 +1,10 @@
 """Run the skewbench_nightly DAG once with `dag.test()` on the embedded defaults (`make run`).
 
-The DAG's chatty log goes to $SKEWBENCH_STATE/logs/nightly-<time>.log; this prints which tasks
-ran, then the run's summary table and where the results, the report and MLflow's store are.
+The DAG's chatty log goes to $SKEWBENCH_STATE/logs/nightly-<time>.log; while the run goes this
+shows one progress line (a bar over the DAG's tasks, rewritten in place on a terminal, a line per
+tenth of the tasks otherwise), then a short summary (skewbench.console): the task states as
+counts with the failed tasks named, the "what to pick" line of each dataset and family
+(skewbench.picks), and where the overview, the full tables (SUMMARY.md) and MLflow's store are.
 Usage: python scripts/run_nightly.py [JSON_CONF]   (e.g. '{"grouping_workers": [5, 10]}')
 """
 
@@ -15,6 +18,9 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+
+from skewbench.console import Progress, summary_text
+from skewbench.picks import night_picks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,16 +36,40 @@ def child(conf: dict) -> None:
     run = bag.get_dag("skewbench_nightly").test(run_conf=conf)
     states = {f"{ti.task_id}[{ti.map_index}]" if ti.map_index >= 0 else ti.task_id: str(ti.state)
               for ti in run.get_task_instances()}
-    print("NIGHTLY " + json.dumps({"state": str(run.state), "run_id": run.run_id, "tasks": states}), flush=True)
+    from skewbench import nightly
+
+    # the run's output directory, as the DAG's check_params fixes it
+    out_root = str(nightly.run_dir(str(run.logical_date or run.run_after), run.run_id))
+    print("NIGHTLY " + json.dumps({"state": str(run.state), "run_id": run.run_id, "tasks": states,
+                                   "out_root": out_root}), flush=True)
 
 
-class _Progress:
-    """Echo each task's start and end from dag.test()'s log, with the elapsed time."""
+def expected_tasks(conf: dict) -> int | None:
+    """How many task instances the run will have (the mapped ones counted per dataset), from the
+    parameters and the catalog as the DAG resolves them; None when that fails."""
+    try:
+        from skewbench import nightly
+        from skewbench.datasets.catalog import load_catalog
+
+        resolved = nightly.check_params(dict(conf))
+        entries = load_catalog().select(resolved["datasets"])
+        items = nightly.plan_replays(resolved, [{"name": e.name, "path": "", "fingerprint": "",
+                                                 "families": e.families} for e in entries], "/nonexistent")
+    except Exception:  # the run itself reports a bad parameter; the bar then shows no total
+        return None
+    fams = len(resolved["families"])
+    # check_params, dataset_names, open_tracking, report, check_trend, prune_runs; per family plan,
+    # log_to_mlflow, mark_failed; prepare_dataset per dataset; spark_kwargs, replay, validate per item
+    return 6 + 3 * fams + len(resolved["datasets"]) + 3 * len(items)
+
+
+class _Follow:
+    """Follow dag.test()'s log: the tasks started and ended (a task's start and end lines)."""
 
     PATTERN = re.compile(r"\[DAG TEST\] (starting|end task) task_id=(\S+) map_index=(-?\d+)")
 
-    def __init__(self, log: Path, t0: float) -> None:
-        self.log, self.t0, self.pos, self.started = log, t0, 0, {}
+    def __init__(self, log: Path) -> None:
+        self.log, self.pos, self.running, self.done = log, 0, {}, set()
 
     def poll(self) -> None:
         with open(self.log, "rb") as f:
@@ -54,15 +84,16 @@ class _Progress:
                 continue
             what, task, idx = m.groups()
             name = task if idx == "-1" else f"{task}[{idx}]"
-            try:  # the log line's own time stamp
-                stamp = datetime.fromisoformat(line.split()[0]).timestamp()
-            except (ValueError, IndexError):
-                stamp = time.time()
             if what == "starting":
-                self.started[name] = stamp
+                self.running[name] = None
             else:
-                took = stamp - self.started.pop(name, stamp)
-                print(f"  {time.monotonic() - self.t0:5.0f} s  {name:28s} took {took:5.1f} s", flush=True)
+                self.running.pop(name, None)
+                self.done.add(name)
+
+
+def results_dirs(out_root: Path) -> list[Path]:
+    """The run's results directories: <out root>/<dataset>/<family>/ with a manifest."""
+    return sorted(p.parent for p in out_root.glob("*/*/_manifest.json"))
 
 
 def main() -> None:
@@ -76,28 +107,37 @@ def main() -> None:
     log = logs / f"nightly-{datetime.now():%Y%m%d-%H%M%S}.log"
     print(f"running skewbench_nightly (conf {json.dumps(conf)}); log: {log}", flush=True)
     t0 = time.monotonic()
+    bar = Progress(sys.stdout, total=expected_tasks(conf))
     with open(log, "w") as f:
         proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(conf)], stdout=f, stderr=subprocess.STDOUT)
-        follow = _Progress(log, t0)
+        follow = _Follow(log)
+        bar.update(0)
         while proc.poll() is None:
-            time.sleep(2)
+            time.sleep(1)
             follow.poll()
+            bar.update(len(follow.done), list(follow.running))
         follow.poll()
     text = log.read_text(errors="replace")
     line = next((ln for ln in text.splitlines() if ln.startswith("NIGHTLY ")), None)
     if line is None:
+        bar.finish(len(follow.done))
         print("\n".join(text.splitlines()[-40:]))
         sys.exit(f"the nightly run did not finish; see {log}")
     res = json.loads(line[len("NIGHTLY "):])
-    print(f"\nskewbench_nightly {res['run_id']}: {res['state']} in {time.monotonic() - t0:.0f} s")
-    for task, st in sorted(res["tasks"].items()):
-        print(f"  {task:28s} {st}")
-    summaries = sorted((state / "runs").rglob("SUMMARY.md"), key=lambda p: p.stat().st_mtime)
-    if res["state"] != "success" or not summaries:
-        sys.exit(f"the nightly run failed; see {log}")
+    bar.finish(len(res["tasks"]), total=len(res["tasks"]))
+    out_root = Path(res.get("out_root") or "")
+    summary_md = out_root / "SUMMARY.md"
+    if not summary_md.is_file():  # a run directory of an older layout: the newest summary
+        found = sorted((state / "runs").rglob("SUMMARY.md"), key=lambda p: p.stat().st_mtime)
+        summary_md = found[-1] if found else None
+    picks = night_picks(results_dirs(summary_md.parent)) if summary_md is not None else []
     print()
-    print(summaries[-1].read_text())
-    print(f"MLflow store: {os.environ.get('SKEWBENCH_TRACKING_URI')} (browse with `make ui`)")
+    print(summary_text(res["run_id"], res["state"], time.monotonic() - t0, res["tasks"], picks,
+                       summary_md=summary_md, overview=summary_md.parent / "overview.html" if summary_md else None,
+                       extra=[f"task log: {log}",
+                              f"MLflow store: {os.environ.get('SKEWBENCH_TRACKING_URI')} (browse with `make ui`)"]))
+    if res["state"] != "success" or summary_md is None:
+        sys.exit(f"the nightly run failed; see {log}")
 
 
 if __name__ == "__main__":

@@ -22,12 +22,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from skewbench.picks import Rule
 from skewbench.plotting import colors, figure, frame, save
 
 NOTE = ("Gains are MB/s kept on-node (each directed task link once); optimality is gain over the exact optimum "
         "(OPT's bound where its time limit was hit). The E6 topologies use placeholder annotations "
         "(allocation.spec.md A23), not the paper's figures.")
 
+
+#: "What to pick" (skewbench.picks): the highest optimality (Omega, gain over the exact optimum)
+#: among placements of outcome OK on every instance (every task placed, no node over capacity: a
+#: placement that fails is not an option, and Omega counts only the instances it did not fail),
+#: one pick per dataset.  The baseline is ``storm``, Storm's default scheduler (round robin; RAS
+#: must be configured), what a practitioner gets without choosing.  OPT is the reference optimum
+#: (a MILP under a time limit) and is never picked.
+PICK_RULES = (
+    Rule("optimality", "max", (), where=(("ok_rate", ">=", 1.0),), baseline="storm",
+         costs=("seconds_median",), exclude=("opt",),
+         text="highest optimality (gain over the optimum) among placements that place every task within "
+              "capacity on every instance; vs storm, Storm's default scheduler"),
+)
+#: trade-off plots with the Pareto front (x column, y column, title; allocation time on a log axis)
+TRADEOFFS = (("seconds_median", "optimality", "optimality vs allocation time (log)"),)
+#: the overview's leaderboard: optimality, no coordinate
+LEADERBOARD = ("optimality", "")
 
 def _label(row: pd.Series) -> str:
     params = json.loads(row["params"]) if isinstance(row.get("params"), str) else {}

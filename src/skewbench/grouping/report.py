@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from skewbench.errors import SkewbenchError
+from skewbench.picks import Rule
 from skewbench.grouping.schema import COORDINATES
 from skewbench.plotting import (DPI, FIGSIZE, TableLike, figure, fmt_number, frame, log_y, readable_log_x,
                                 save, with_labels)
@@ -37,6 +38,27 @@ IMBALANCE_FLOOR = 1e-7
 LATENCY_FLOOR = 1e-3
 
 IMBALANCE_LABEL = f"imbalance = max load − 1/n\n(fraction of tuples, log scale; 0 drawn at {IMBALANCE_FLOOR:g})"
+
+#: "What to pick" (skewbench.picks): the best balance among strategies that keep a key's state on at
+#: most two workers (replication <= 2: what PKG's two choices cost; SG, RR and OSG spread a key's
+#: state over every worker), one pick per worker count.  The baseline is ``flink``, Flink's keyBy
+#: (key groups, murmur hash) as the engine computes it: it is in DEFAULT_STRATEGIES and is what a
+#: Flink user runs today; ``kg`` is the papers' abstract hash with the same behaviour (Kafka's
+#: default partitioner is the other engine default).  FK is an offline reference (it is fed the
+#: true execution times) and is never picked.
+PICK_RULES = (
+    Rule("imbalance", "min", ("workers",), where=(("replication", "<=", 2.0),), baseline="flink",
+         costs=("replication", "latency_p99"), exclude=("fk",),
+         text="lowest imbalance among strategies with replication <= 2 (a key on at most 2 workers on "
+              "average), per worker count; vs flink, Flink's keyBy"),
+)
+#: trade-off plots with the Pareto front (x column, y column, title): memory against balance and tail latency
+TRADEOFFS = (
+    ("replication", "imbalance", "imbalance vs replication (memory)"),
+    ("replication", "latency_p99", "p99 completion time vs replication (memory)"),
+)
+#: the overview's leaderboard: imbalance at each worker count
+LEADERBOARD = ("imbalance", "workers")
 
 #: the report's note under the datasets table
 NOTE = (f"Imbalance: max load − 1/n as a fraction of the tuples (log axes draw 0 at {IMBALANCE_FLOOR:g}); "

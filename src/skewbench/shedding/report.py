@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from skewbench.picks import Rule
 from skewbench.plotting import colors, figure, frame, log_y, save, with_labels
 
 NOTE = ("Operator rows: Q = mean queueing latency of the kept tuples (ms), tau = the bound on its running "
@@ -41,6 +42,27 @@ NOTE = ("Operator rows: Q = mean queueing latency of the kept tuples (ms), tau =
         "when the strategy broke the bound; skewbench.shedding.optimum). Partition rows: imbalance = max worker load - mean load per window (tuples, after "
         "trimming), shed = share of window tuples left out, coverage = share of trimmed group averages within "
         "the error budget. Table values are means over seeds; '-' marks metrics of the other kind.")
+
+#: "What to pick" (skewbench.picks).  Operator cells: the fewest drops among shedders that keep the
+#: mean queueing latency within the bound (Q/tau <= 1), per provisioning; the baseline is ``bl``
+#: (Base Line: drop at random at the known under-provisioning rate), the nightly's plain shedder and
+#: the comparison the LAS paper makes.  FK is fed every tuple's true execution time (a reference,
+#: not deployable) and is never picked.  Partition cells: the lowest median window imbalance, per
+#: worker count, against ``fld`` (Storm's fields grouping without shedding, what Storm runs),
+#: with what shedding costs in tuples left out and in error.
+PICK_RULES = (
+    Rule("dropped_ratio", "min", ("provisioning",), where=(("q_over_bound", "<=", 1.0),), baseline="bl",
+         costs=("q_over_bound",), exclude=("fk",),
+         text="fewest tuples dropped among shedders with mean queueing latency within the bound (Q/tau <= 1), "
+              "per provisioning; vs bl, random drops at the under-provisioning rate"),
+    Rule("imbalance_p50", "min", ("workers",), baseline="fld", costs=("shed_fraction", "error_mean"),
+         text="lowest median window imbalance of the windowed aggregation, per worker count; vs fld, Storm's "
+              "fields grouping without shedding"),
+)
+#: trade-off plots with the Pareto front (x column, y column, title)
+TRADEOFFS = (("q_over_bound", "dropped_ratio", "dropped ratio vs Q/tau"),)
+#: the overview's leaderboard: Q/tau (the bound kept or not), no coordinate
+LEADERBOARD = ("q_over_bound", "")
 
 COORDS = ("provisioning", "workers")
 LAT_FLOOR = 1e-3
