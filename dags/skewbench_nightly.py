@@ -153,10 +153,11 @@ def skewbench_nightly():
         return text
 
     @task(trigger_rule="none_failed")
-    def report(conf: dict, datasets: list[dict]) -> str:
-        """The run's summary table (every selected family), also saved as SUMMARY.md."""
+    def report(conf: dict, datasets: list[dict], dag=None, run_id=None) -> str:
+        """The run's summary table (every selected family), also saved as SUMMARY.md, and its
+        overview.html, logged with the picks to each family's MLflow parent run."""
         items = nightly.plan_replays(conf, list(datasets), conf["out_root"])
-        text = nightly.summarize(items, None, conf["out_root"])
+        text = nightly.summarize(items, None, conf["out_root"], dag.dag_id, run_id)
         print(text)
         return text
 
@@ -167,6 +168,16 @@ def skewbench_nightly():
         deleted = nightly.prune_runs(conf["out_root"])
         print(f"deleted {len(deleted)} older run director{'y' if len(deleted) == 1 else 'ies'}", *deleted, sep="\n")
         return deleted
+
+    @task(trigger_rule="none_failed")
+    def site() -> str:
+        """The results site across every night in MLflow (skewbench site build), in
+        $SKEWBENCH_STATE/site: an index of nights, a page per dataset and per strategy."""
+        from skewbench.site import build_site
+
+        path = build_site(settings().state / "site", progress=lambda m: print(m, file=sys.stderr))
+        print(f"site: {path / 'index.html'}")
+        return str(path)
 
     conf = check_params()
     datasets = prepare_dataset.expand(name=dataset_names(conf))
@@ -192,6 +203,7 @@ def skewbench_nightly():
     logged_all >> reported
     logged_all >> check_trend(conf)
     reported >> prune_runs(conf)
+    reported >> site()
 
 
 skewbench_nightly()

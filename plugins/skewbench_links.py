@@ -1,4 +1,5 @@
-"""Airflow plugin: an "MLflow run" extra link on the replay (SparkSubmitOperator) tasks.
+"""Airflow plugin: an "MLflow run" extra link on the replay (SparkSubmitOperator) tasks, and an
+"Overview" link on the nightly's report task (:class:`OverviewLink`).
 
 The link opens, in the MLflow UI (``SKEWBENCH_MLFLOW_UI``), the runs table of this DAG run's
 family experiment filtered to the replay's dataset: one run per strategy and grid cell, nested
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.providers.standard.decorators.python import _PythonDecoratedOperator
 from airflow.sdk import BaseOperatorLink
 
 
@@ -50,6 +52,27 @@ def _rendered_args(ti_key):
     return fields.get("application_args")
 
 
+class OverviewLink(BaseOperatorLink):
+    """An "Overview" extra link on the nightly's ``report`` task: the night's overview.html in the
+    MLflow UI (the artifact of this DAG run's family parent runs, which the report task logs).
+    Airflow offers a plugin link per operator class, so it is declared for every ``@task`` and
+    gives no URL for other tasks, nor before the overview is logged."""
+
+    name = "Overview"
+    operators = [_PythonDecoratedOperator]
+    task_id = "report"
+
+    def get_link(self, operator, *, ti_key) -> str:
+        if ti_key.task_id != self.task_id:
+            return ""
+        from skewbench import nightly
+        from skewbench.families import families
+        from skewbench.tracking import default_tracking_uri, find_overview
+
+        keys = {fam: nightly.run_key(ti_key.dag_id, ti_key.run_id, fam) for fam in families()}
+        return find_overview(nightly.mlflow_ui(), default_tracking_uri(), keys) or ""
+
+
 class SkewbenchLinksPlugin(AirflowPlugin):
     name = "skewbench_links"
-    operator_extra_links = [MLflowRunLink()]
+    operator_extra_links = [MLflowRunLink(), OverviewLink()]

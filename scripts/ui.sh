@@ -70,11 +70,15 @@ for _ in $(seq 30); do [ -s "$pwfile" ] && break; sleep 1; done
 echo
 echo "Airflow UI:  http://127.0.0.1:$airflow_port   login: admin / $(python -c "import json,sys; print(json.load(open(sys.argv[1]))['admin'])" "$pwfile" 2>/dev/null || echo "see $pwfile")"
 echo "MLflow UI:   http://127.0.0.1:$mlflow_port"
-# each family's runs table, in MLflow's model-training view (a new browser opens its GenAI view)
+# each family's runs table, in MLflow's model-training view (a new browser opens its GenAI view),
+# and the newest night's overview
 python - "$SKEWBENCH_MLFLOW_UI" <<'PY' 2>/dev/null || true
 import sys
-from skewbench.tracking import experiment_urls
+from skewbench.tracking import experiment_urls, find_overview
 for family, url in experiment_urls(sys.argv[1]).items():
     print(f"  {family + ' runs:':18s} {url}")
+overview = find_overview(sys.argv[1])  # the newest night's overview.html, in MLflow
+if overview:
+    print(f"  {'latest overview:':18s} {overview}")
 PY
 echo "logs:        $state/logs/   stop with: make ui-stop"

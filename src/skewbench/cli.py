@@ -424,12 +424,20 @@ def results_validate(directory: str, keep_dir: str | None, as_json: bool) -> Non
 @click.option("--out", "out", type=click.Path(dir_okay=False), required=True, help="The HTML report to write.")
 @click.option("--title", default="skewbench results", show_default=True)
 def results_report(directories: tuple[str, ...], out: str, title: str) -> None:
-    """Write a self-contained HTML report (tables and each family's figures) of DIRECTORIES."""
+    """Write a self-contained HTML report (tables and each family's figures) of DIRECTORIES, and
+    the overview across them (leaderboards, trade-off plots, what to pick) as overview.html
+    beside it."""
+    from skewbench.overview import render_overview
     from skewbench.reports import render_markdown_summary, render_report
 
+    if Path(out).name == "overview.html":
+        raise click.BadParameter("overview.html is the overview written beside the report: name the report "
+                                 "otherwise", param_hint="--out")
     path = render_report(list(directories), out, title)
+    overview = render_overview(list(directories), Path(out).with_name("overview.html"), f"{title}: overview")
     click.echo(render_markdown_summary(list(directories)))
     click.echo(f"report: {path}")
+    click.echo(f"overview: {overview}")
 
 
 @results.command("log")
@@ -462,6 +470,24 @@ def results_doc(out: str | None) -> None:
         Path(out).write_text(text)
     else:
         click.echo(text, nl=False)
+
+
+@main.group(cls=_Group)
+def site() -> None:
+    """A static results site across nights, built from MLflow (docs/site.md)."""
+
+
+@site.command("build")
+@click.option("--out", "out", type=click.Path(file_okay=False), required=True,
+              help="The site's directory (replaced as a whole when it holds an earlier site).")
+@click.option("--tracking-uri", default=None, help="The MLflow store to read (default: $SKEWBENCH_TRACKING_URI, "
+              "else the state directory's SQLite store).")
+def site_build(out: str, tracking_uri: str | None) -> None:
+    """Write the index of nights, a page per dataset and a page per strategy to OUT."""
+    from skewbench.site import build_site
+
+    path = build_site(out, tracking_uri, progress=lambda m: click.echo(m, err=True))
+    click.echo(f"site: {path / 'index.html'}")
 
 
 if __name__ == "__main__":  # pragma: no cover

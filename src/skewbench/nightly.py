@@ -417,9 +417,11 @@ def log_family(plan: list[dict[str, Any]], family: str, dag_id: str, run_id: str
     logged = {"family": family, **logged}
     if out_root is not None:
         Path(out_root).mkdir(parents=True, exist_ok=True)
-        _logged_file(out_root, family).write_text(json.dumps({k: v for k, v in logged.items()
-                                                              if k not in ("children", "trend")},
-                                                             default=str) + "\n")
+        saved = {k: v for k, v in logged.items() if k not in ("children", "trend")}
+        # each cell's verdict, compactly, for the run's overview (summarize)
+        saved["trend_cells"] = [{k: v.get(k) for k in ("dataset", "cell", "strategy", "status", "text")}
+                                for v in logged.get("trend") or []]
+        _logged_file(out_root, family).write_text(json.dumps(saved, default=str) + "\n")
     return logged
 
 
@@ -446,16 +448,68 @@ def check_trend(out_root: str, fail_on_change: bool, logged: list[dict[str, Any]
     return text
 
 
-def summarize(plan: list[dict[str, Any]], logged: list[dict[str, Any]] | None, out_root: str) -> str:
-    """A text summary of the run (printed in the task log and by ``make run``), also saved.
+OVERVIEW = "overview.html"
+
+
+def _has_results(out: str) -> bool:
+    return (Path(out) / "_manifest.json").is_file()
+
+
+def write_overview(plan: list[dict[str, Any]], logged: list[dict[str, Any]], out_root: str,
+                   dag_id: str | None = None, run_id: str | None = None) -> tuple[Path | None, list[Any]]:
+    """The run's ``overview.html`` in ``out_root`` (:func:`skewbench.overview.render_overview`:
+    every family's results of the run, the trend verdicts of what was logged, the replays
+    without results as failures), logged to each family's MLflow parent run with the night's
+    picks as its tags (``skewbench.pick.<dataset>.<coords>``).  The parent is found by
+    :func:`run_key` when ``dag_id`` and ``run_id`` are given, else it is the one
+    :func:`log_family` logged to.  Returns the overview's path (None: no results) and the picks."""
+    from skewbench.overview import render_overview
+
+    dirs = [p["out"] for p in plan if _has_results(p["out"])]
+    failures = [f"{p['family']} {p['dataset']} (no results)" for p in plan if not _has_results(p["out"])]
+    if not dirs:
+        return None, []
+    verdicts = [{**v, "family": e.get("family")} for e in logged for v in (e.get("trend") or e.get("trend_cells") or [])]
+    title = f"skewbench overview: {run_id or Path(out_root).name}"
+    path = render_overview(dirs, Path(out_root) / OVERVIEW, title, verdicts=verdicts if logged else None,
+                           failures=failures)
+    try:
+        from skewbench.picks import night_picks
+    except ImportError:  # picks not available: the overview says so; no tags
+        picks: list[Any] = []
+    else:
+        picks = list(night_picks(dirs))
+    from skewbench.tracking import OVERVIEW_TAG, annotate_parent, default_tracking_uri
+
+    uri = default_tracking_uri()
+    for entry in logged:
+        fam = str(entry.get("family"))
+        tags = {**dict(p.tag() for p in picks if p.family == fam), OVERVIEW_TAG: OVERVIEW}
+        if dag_id and run_id:
+            annotate_parent(uri, fam, run_key(dag_id, run_id, fam), artifacts=[path], tags=tags)
+        elif entry.get("parent_run_id"):
+            annotate_parent(uri, fam, run_id=str(entry["parent_run_id"]), artifacts=[path], tags=tags)
+    return path, picks
+
+
+def summarize(plan: list[dict[str, Any]], logged: list[dict[str, Any]] | None, out_root: str,
+              dag_id: str | None = None, run_id: str | None = None) -> str:
+    """A text summary of the run (printed in the task log and by ``make run``), also saved as
+    ``SUMMARY.md``; writes the run's overview beside it and logs it with the picks to the
+    families' MLflow parent runs (:func:`write_overview`).
 
     ``logged`` (what :func:`log_family` returned) defaults to what it saved under ``out_root``."""
     from skewbench.reports import render_markdown_summary
 
     if logged is None:
         logged = _logged(out_root)
+    overview, picks = write_overview(plan, logged, out_root, dag_id, run_id)
     text = render_markdown_summary([p["out"] for p in plan])
     lines = [text, "", f"results: {out_root}"]
+    if overview is not None:
+        lines.append(f"overview: {overview}")
+    if picks:
+        lines += ["", "What to pick:", *[f"  {p.line()}" for p in picks], ""]
     for entry in logged:
         if entry.get("report"):
             lines.append(f"report: {entry['report']}")

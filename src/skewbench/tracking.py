@@ -704,3 +704,67 @@ def fail_parent(tracking_uri: str, family: str, run_key: str, reason: str) -> st
     _log_batch(client, found[1], tags=[RunTag("skewbench.failure", reason[:4000])])
     client.set_terminated(found[1], status="FAILED")
     return found[1]
+
+
+def annotate_parent(tracking_uri: str, family: str, run_key: str | None = None, *, run_id: str | None = None,
+                    artifacts: Sequence[str | os.PathLike] = (), tags: Mapping[str, str] | None = None) -> str | None:
+    """Add files (at the artifacts' root) and tags to a pipeline run's parent run, found by
+    ``run_key`` in the family's experiment or given as ``run_id``; its status is left as it is
+    (e.g. the run's overview and picks, added after every family has logged).  Returns the run
+    id, None when there is no such run."""
+    if run_id is None:
+        if run_key is None:
+            raise SkewbenchError("annotate_parent: give a run key or a run id")
+        run_id = find_run(tracking_uri, family, run_key)
+        if run_id is None:
+            return None
+    from mlflow.entities import RunTag
+
+    client = _client(tracking_uri)
+    if tags:
+        _log_batch(client, run_id, tags=[RunTag(_name(k), _tag_value(v)) for k, v in tags.items()])
+    for path in artifacts:
+        client.log_artifact(run_id, str(path))
+    return run_id
+
+
+#: the parent run's tag naming its overview artifact (set when the run's overview is logged)
+OVERVIEW_TAG = "skewbench.overview"
+
+
+def overview_url(tracking_ui_base: str, experiment_id: str, run_id: str, artifact: str = "overview.html") -> str:
+    """The MLflow UI page showing a run's HTML artifact (the run's artifacts tab, the file open)."""
+    return f"{mlflow_run_url(tracking_ui_base, experiment_id, run_id)}/artifactPath/{artifact}"
+
+
+def find_overview(tracking_ui_base: str, tracking_uri: str | None = None, run_keys: Mapping[str, str] | None = None
+                  ) -> str | None:
+    """The MLflow UI URL of a night's overview: of the first of the parent runs ``run_keys``
+    (family -> run key) that carries one, else of the newest parent run of any family that does
+    (what ``make ui`` prints); None when no such run has logged its overview."""
+    from skewbench.families import families
+
+    uri = tracking_uri or default_tracking_uri()
+    db = _sqlite_path(uri)
+    if db is not None and not db.exists():
+        return None
+    client = _client(uri)
+    best = None
+    for family in (run_keys or families()):
+        exp = _experiment(client, family, uri, create=False)
+        if exp is None:
+            continue
+        flt = f"tags.`{OVERVIEW_TAG}` != ''"
+        if run_keys:
+            _check_key(run_keys[family])
+            flt += f" and tags.`{KEY_TAG}` = '{run_keys[family]}'"
+        runs = client.search_runs([exp.experiment_id], filter_string=flt, max_results=1,
+                                  order_by=["attributes.start_time DESC"])
+        if runs and run_keys:  # one night: its first family's parent
+            best = runs[0]
+            break
+        if runs and (best is None or runs[0].info.start_time > best.info.start_time):
+            best = runs[0]
+    if best is None:
+        return None
+    return overview_url(tracking_ui_base, best.info.experiment_id, best.info.run_id, best.data.tags[OVERVIEW_TAG])

@@ -65,7 +65,8 @@ def test_nightly_task_graph(dags_info):
         assert t[f"{fam}.validate"]["downstream"] == [f"{fam}.log_to_mlflow", f"{fam}.mark_failed"]
         assert t[f"{fam}.log_to_mlflow"]["downstream"] == ["check_trend", "report"]
     assert t["check_trend"]["downstream"] == []
-    assert t["report"]["downstream"] == ["prune_runs"] and t["prune_runs"]["downstream"] == []
+    assert t["report"]["downstream"] == ["prune_runs", "site"] and t["prune_runs"]["downstream"] == []
+    assert t["site"]["downstream"] == []
     assert set(dags_info["dags"]["skewbench_nightly"]["params"]) == {
         "datasets", "catalog_set", "families", "seeds", "fail_on_change",
         "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning",

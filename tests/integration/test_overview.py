@@ -1,0 +1,192 @@
+"""The night's overview (skewbench.overview) on a real night: two tiny generated datasets replayed
+through the command line by two families (grouping and shedding), summarized as the nightly's
+report task does it (overview.html beside SUMMARY.md, logged to each family's MLflow parent run
+on a real SQLite store, the picks as tags), then opened in a real headless Chromium: every image
+loads, every link resolves, a leaderboard heatmap per family, a Pareto plot per dataset and
+family, a "what to pick" line per dataset and family.  And pareto_front's cases."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skewbench import nightly, tracking
+from skewbench.cli import main
+from skewbench.datasets.generators import StreamSpec, generate
+from skewbench.errors import SkewbenchError
+from skewbench.overview import pareto_front
+
+CHROMIUM = "/usr/bin/chromium"
+DAG = "skewbench_nightly"
+RUN_ID = "scheduled__2026-03-01T02:00:00+00:00"
+WHEN = "2026-03-01T02:00:00+00:00"
+DATASETS = {"zipf-0.8": 0.8, "zipf-1.4": 1.4}
+FAMILIES = ("grouping", "shedding")
+UI = "http://127.0.0.1:5999"
+
+
+def _cli(*args):
+    r = CliRunner().invoke(main, [*map(str, args)], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return r
+
+
+@pytest.fixture(scope="module")
+def night(tmp_path_factory):
+    """The replays (through the CLI), logged to MLflow and summarized as the report task does."""
+    root = tmp_path_factory.mktemp("overview")
+    out_root = root / "runs" / "2026-03-01" / RUN_ID
+    plan = []
+    for name, alpha in DATASETS.items():
+        ds = root / "data" / name
+        generate(StreamSpec.from_dict({"generator": "zipf", "n_keys": 500, "seed": 3,
+                                       "phases": [{"tuples": 6000, "alpha": alpha}],
+                                       "cost": {"model": "levels", "levels": 16, "low": 0.1, "high": 6.4}}),
+                 ds, name=name)
+        out = out_root / name
+        _cli("replay", "grouping", "--dataset", ds, "--strategies", "kg,sg,pkg,dc", "--workers", "5,20",
+             "--sources", "2", "--out", out / "grouping")
+        _cli("replay", "shedding", "--dataset", ds, "--strategies", "las,bl,fk", "--provisioning", "75,110",
+             "--param", "las.window=128", "--window", "1000", "--out", out / "shedding")
+        plan += [{"family": f, "dataset": name, "out": str(out / f)} for f in FAMILIES]
+    uri = f"sqlite:///{root}/mlflow/mlflow.db"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SKEWBENCH_TRACKING_URI", uri)
+        logged = []
+        for fam in FAMILIES:
+            key = nightly.run_key(DAG, RUN_ID, fam)
+            dirs = [p["out"] for p in plan if p["family"] == fam]
+            # as log_family, without rendering the family's report (not this test's subject)
+            logged.append({"family": fam, **tracking.log_run(dirs, tracking_uri=uri, run_key=key, run_name=key,
+                                                              tags={"skewbench.logical_date": WHEN})})
+        text = nightly.summarize(plan, logged, str(out_root), DAG, RUN_ID)
+    return {"root": root, "out_root": out_root, "plan": plan, "uri": uri, "logged": logged, "text": text}
+
+
+@pytest.fixture(scope="module")
+def page(night):
+    """What a browser shows of the overview: images, links, anchors, pick lines, figures."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed (make install installs it)")
+    path = night["out_root"] / "overview.html"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        try:
+            tab = browser.new_page(viewport={"width": 1300, "height": 1000})
+            failed: list[str] = []
+            tab.on("requestfailed", lambda r: failed.append(r.url))
+            tab.goto(path.as_uri(), wait_until="load")
+            seen = tab.evaluate("""() => ({
+                images: [...document.images].map(i => ({alt: i.alt, ok: i.complete && i.naturalWidth > 0,
+                                                        w: i.naturalWidth})),
+                links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
+                ids: [...document.querySelectorAll('[id]')].map(e => e.id),
+                top: [...document.querySelectorAll('#what-to-pick li.pick-line')].map(li => li.innerText),
+                beside: [...document.querySelectorAll('ul.beside li.pick-line')].map(li => li.innerText),
+                heatmaps: [...document.querySelectorAll('figure.heatmap img')].map(i => i.alt),
+                paretos: [...document.querySelectorAll('figure.pareto img')].map(i => i.alt),
+                status: document.querySelector('#status').innerText,
+            })""")
+        finally:
+            browser.close()
+    seen["failed"] = failed
+    return seen
+
+
+def test_every_image_loads_and_every_link_resolves(page):
+    assert page["images"] and all(i["ok"] for i in page["images"]), [i for i in page["images"] if not i["ok"]]
+    assert page["failed"] == []
+    assert page["links"], "no table of contents"
+    for href in page["links"]:
+        assert href.startswith("#") and href[1:] in page["ids"], href
+
+
+def test_a_heatmap_per_family_and_a_pareto_plot_per_dataset_and_family(page):
+    for fam in FAMILIES:
+        assert any(alt.startswith(f"{fam} leaderboard") for alt in page["heatmaps"]), (fam, page["heatmaps"])
+        for ds in DATASETS:
+            assert any(alt.startswith(f"{fam} {ds} pareto") for alt in page["paretos"]), (fam, ds, page["paretos"])
+    # grouping's leaderboard: a heatmap per worker count
+    assert sorted(a for a in page["heatmaps"] if a.startswith("grouping")) == [
+        "grouping leaderboard imbalance at workers = 20", "grouping leaderboard imbalance at workers = 5"]
+
+
+def test_a_pick_line_with_its_rule_per_dataset_and_family(page):
+    for fam in FAMILIES:
+        for ds in DATASETS:
+            # the night's picks at the top, under their rule; each dataset's beside its plots, the rule beside
+            assert any(t.startswith(f"{fam} {ds} ") for t in page["top"]), (fam, ds, page["top"])
+            lines = [t for t in page["beside"] if t.startswith(f"{fam} {ds} ")]
+            assert lines and all(" — rule: " in t for t in lines), (fam, ds, page["beside"])
+    assert "2\ndatasets" in page["status"] and "0\nfailures" in page["status"], page["status"]
+
+
+def test_summarize_logs_the_overview_and_the_picks_to_each_family_parent(night):
+    from mlflow import MlflowClient
+
+    from skewbench.picks import night_picks
+
+    assert f"overview: {night['out_root'] / 'overview.html'}" in night["text"]
+    assert (night["out_root"] / "SUMMARY.md").read_text().rstrip("\n") == night["text"]
+    client = MlflowClient(tracking_uri=night["uri"])
+    picks = night_picks([p["out"] for p in night["plan"]])
+    for entry in night["logged"]:
+        fam = entry["family"]
+        run = client.get_run(entry["parent_run_id"])
+        assert run.data.tags[tracking.KEY_TAG] == nightly.run_key(DAG, RUN_ID, fam)
+        assert "overview.html" in {a.path for a in client.list_artifacts(run.info.run_id)}
+        mine = dict(p.tag() for p in picks if p.family == fam)
+        assert mine and {k: run.data.tags.get(k) for k in mine} == mine
+        assert any(k.startswith("skewbench.pick.zipf-1.4.") for k in run.data.tags), run.data.tags
+        assert run.info.status == "FINISHED"
+    # the report task's extra link and make ui's line: the overview in the MLflow UI
+    keys = {f: nightly.run_key(DAG, RUN_ID, f) for f in FAMILIES}
+    url = tracking.find_overview(UI, night["uri"], keys)
+    first = night["logged"][0]
+    assert url == f"{UI}/#/experiments/{first['experiment_id']}/runs/{first['parent_run_id']}/artifactPath/overview.html"
+    assert tracking.find_overview(UI, night["uri"]) in {
+        tracking.overview_url(UI, e["experiment_id"], e["parent_run_id"]) for e in night["logged"]}
+    assert tracking.find_overview(UI, night["uri"], {"grouping": "skewbench_nightly/other/grouping"}) is None
+
+
+def test_results_report_writes_the_overview_beside_the_report(night, tmp_path):
+    out = [p["out"] for p in night["plan"] if p["family"] == "shedding" and p["dataset"] == "zipf-0.8"]
+    r = _cli("results", "report", *out, "--out", tmp_path / "r" / "report.html")
+    assert (tmp_path / "r" / "report.html").is_file()
+    overview = tmp_path / "r" / "overview.html"
+    assert f"overview: {overview}" in r.output
+    assert 'class="pareto"' in overview.read_text()
+    bad = CliRunner().invoke(main, ["results", "report", *out, "--out", str(tmp_path / "overview.html")])
+    assert bad.exit_code == 2 and "name the report otherwise" in bad.output
+
+
+# ---------------------------------------------------------------------------------------------
+# the Pareto front
+
+
+@pytest.mark.parametrize("points,goals,front", [
+    ([(1.0, 5.0)], ("min", "min"), [0]),                                     # a single point
+    ([(1, 5), (2, 3), (3, 4), (4, 1)], ("min", "min"), [0, 1, 3]),           # (3, 4) dominated by (2, 3)
+    ([(2, 3), (2, 3), (3, 3)], ("min", "min"), [0, 1]),                      # equal points: both; (3, 3) is not
+    ([(1, 1), (1, 2), (2, 1)], ("min", "min"), [0]),                         # tied on one axis, worse on the other
+    ([(1, 1), (2, 2), (3, 0.5)], ("min", "max"), [0, 1]),                    # mixed goals: high y, low x
+    ([(1, 1), (2, 2), (3, 0.5)], ("max", "min"), [2]),                      # (3, 0.5) dominates both
+    ([(1, 1), (2, 2), (3, 0.5)], ("max", "max"), [1, 2]),
+    ([(3, 1), (1, 2), (float("nan"), 0), (None, 0), (2, math.inf)], ("min", "min"), [1, 0]),  # missing values
+    ([], ("min", "min"), []),
+])
+def test_pareto_front(points, goals, front):
+    assert pareto_front(points, *goals) == front
+
+
+def test_pareto_front_refuses_an_unknown_goal():
+    with pytest.raises(SkewbenchError, match="a goal is 'min' or 'max', got 'low'"):
+        pareto_front([(1, 2)], "low", "min")
