@@ -42,6 +42,7 @@ from skewbench import families as _families
 from skewbench.errors import SkewbenchError
 from skewbench.plotting import colors, figure, fmt_number, log_y, with_labels
 from skewbench.results import Metric, schema, slug
+from skewbench.overview import pareto_front
 
 #: the file that marks a directory as a site (an existing directory without it is not replaced)
 MARKER = ".skewbench-site"
@@ -272,19 +273,6 @@ def trend_series(data: SiteData, family: str, dataset: str) -> dict[str, Any]:
             "panels": {p: panels[p] for p in order}}
 
 
-def pareto(xs: Sequence[float], ys: Sequence[float], max_x: bool, max_y: bool) -> list[int]:
-    """Indices of the points no other point dominates (better or equal in both, better in one),
-    ordered by x."""
-    sx, sy = (1 if max_x else -1), (1 if max_y else -1)
-    pts = [(sx * float(x), sy * float(y), i) for i, (x, y) in enumerate(zip(xs, ys))]
-    front = []
-    for a in pts:
-        dominated = any(b[0] >= a[0] and b[1] >= a[1] and (b[0] > a[0] or b[1] > a[1]) for b in pts)
-        if not dominated:
-            front.append(a[2])
-    return sorted(front, key=lambda i: (float(xs[i]), float(ys[i])))
-
-
 def tradeoff_points(data: SiteData, family: str, dataset: str, night: int, x: str, y: str) -> dict[str, Any]:
     """One point per cell of the night (mean over seeds): ``{"panels": {panel: [{"label", "coords",
     "x", "y", "front"}]}}``, panels by the headline coordinate."""
@@ -302,7 +290,8 @@ def tradeoff_points(data: SiteData, family: str, dataset: str, night: int, x: st
     groups = pts.groupby(coord, sort=True) if split else [("all", pts)]
     for value, g in groups:
         panel = f"{coord}={value}" if split else "all"
-        front = set(pareto(list(g[cx]), list(g[cy]), _maximise(family, x), _maximise(family, y)))
+        front = set(pareto_front(list(zip(g[cx], g[cy])), "max" if _maximise(family, x) else "min",
+                                 "max" if _maximise(family, y) else "min"))
         out[panel] = [{"label": str(r["label"]), "coords": {c: _py(r[c]) for c in coords},
                        "x": float(r[cx]), "y": float(r[cy]), "front": i in front}
                       for i, (_, r) in enumerate(g.iterrows())]

@@ -22,6 +22,7 @@ import pytest
 from PIL import Image
 
 from skewbench import nightly, site, tracking
+from skewbench.overview import pareto_front
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
@@ -157,10 +158,10 @@ def test_one_colour_per_strategy_across_the_pages(built):
 
 def test_pareto_front():
     # minimise both: (1, 3) and (2, 1) are the front, (3, 3) and (2, 2) are dominated
-    assert site.pareto([1, 2, 3, 2], [3, 1, 3, 2], False, False) == [0, 1]
+    assert pareto_front(list(zip([1, 2, 3, 2], [3, 1, 3, 2])), "min", "min") == [0, 1]
     # maximise y: (1, 1) is dominated by (1, 2); (3, 3) by nothing
-    assert site.pareto([1, 1, 3], [1, 2, 3], False, True) == [1, 2]
-    assert site.pareto([1, 1], [2, 2], False, False) == [0, 1]  # ties: neither dominates
+    assert pareto_front(list(zip([1, 1, 3], [1, 2, 3])), "min", "max") == [1, 2]
+    assert pareto_front([(1, 2), (1, 2)], "min", "min") == [0, 1]  # ties: neither dominates
 
 
 def test_an_empty_store_is_one_clear_error(tmp_path):
