@@ -87,6 +87,7 @@ BAD_RANGES = [({"grouping_workers": [0]}, "parameter 'grouping_workers' item 1: 
                "parameter 'grouping_provisioning': -5 is out of range; allowed: above 0 and at most 100,000")]
 
 
+@pytest.mark.slow  # about 30 s: make reproduce (CI runs it after make test, which must stay under 12 minutes)
 def test_invalid_params_are_refused_before_any_task(env):
     """A value outside the form's choices is refused at trigger; an out-of-range number or an
     unknown dataset fails the run in check_params alone, with one sentence, before any dataset
@@ -118,6 +119,7 @@ def _mlflow(env):
     return mlflow.MlflowClient(env["SKEWBENCH_TRACKING_URI"])
 
 
+@pytest.mark.slow  # about 2 min: make reproduce (CI runs it after make test, which must stay under 12 minutes)
 def test_nightly_end_to_end(env):
     from datetime import datetime, timezone
 

@@ -65,6 +65,7 @@ def test_the_fixtures_stay_out_of_this_process():
     assert "toy" not in families()
 
 
+@pytest.mark.slow  # about 35 s: make reproduce (CI runs it after make test, which must stay under 12 minutes)
 def test_a_minimal_family_runs_through_the_whole_pipeline(dataset, tmp_path):
     env = _env(tmp_path, PLUGINS)
     listed = json.loads(_sb(env, "strategies", "--family", "toy", "--json").stdout)

@@ -55,6 +55,7 @@ def _group_pids(state: Path) -> dict[int, str]:
     return out
 
 
+@pytest.mark.slow  # about 40 s with make ui: make reproduce (CI runs it after make test, which must stay under 12 minutes)
 def test_make_ui_listens_on_loopback_only_and_keeps_its_password_private(ui):
     import psutil
 
