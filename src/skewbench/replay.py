@@ -194,10 +194,16 @@ def executor_for(engine: str, partitions: int | None = None) -> Executor:
 
 
 def scratch_dir(out_dir: str | os.PathLike | None = None) -> Path:
-    """A new scratch directory beside ``out_dir`` (same file system, visible to Spark tasks on
-    this machine), or in the system's temporary directory."""
+    """A new scratch directory beside ``out_dir``, whose parent must exist, or in the system's
+    temporary directory when no ``out_dir`` is given.
+
+    Beside the results, the scratch is on the storage the results go to, which on a cluster is
+    the storage every executor reads (a shared volume): the driver's temporary directory is seen
+    by executors on the driver's machine only."""
     parent = Path(out_dir).absolute().parent if out_dir is not None else None
-    return Path(tempfile.mkdtemp(prefix=".skewbench-scratch-", dir=parent if parent and parent.exists() else None))
+    if parent is not None and not parent.is_dir():
+        raise SkewbenchError(f"{parent} does not exist: the scratch directory goes beside the results")
+    return Path(tempfile.mkdtemp(prefix=".skewbench-scratch-", dir=parent))
 
 
 @dataclass
@@ -221,11 +227,23 @@ def replay_to_dir(family: str, ds_path: str | os.PathLike, cells: Sequence[Cell]
     if out.exists() and not overwrite:
         raise SkewbenchError(f"{out} already exists; pass --overwrite to replace it")
     ds = open_dataset(ds_path)
+    # the results' parent directories, made now so that the scratch is on the results' storage
+    # (shared with the executors on a cluster); those made here go again if the replay fails
+    made = [p for p in [out.absolute(), *out.absolute().parents][1:] if not p.exists()]
+    for p in reversed(made):
+        p.mkdir(exist_ok=True)
     scratch = scratch_dir(out)
     try:
         res = run(scratch)
-    finally:
+    except BaseException:
         discard_dir(scratch)  # a failed job's other tasks may still be writing into it
+        for p in made:
+            try:
+                p.rmdir()
+            except OSError:  # not empty: something else writes there too
+                break
+        raise
+    discard_dir(scratch)
     manifest = {
         "dataset": {"path": str(Path(ds_path).absolute()), "name": ds.name, "fingerprint": ds.meta["fingerprint"],
                     "tuples": ds.tuples},

@@ -359,3 +359,34 @@ def test_scratch_removed_when_the_engine_raises(part_ds, previous, tmp_path):
         gengine.replay_to_dir(part_ds[0], gcells, gout, executor=failing)
     assert "key_counts.npy" in listed  # the engine had written into its scratch directory
     assert not gout.exists() and [n for n in _hidden(tmp_path) if "scratch" in n or "tmp" in n] == []
+
+
+def test_scratch_on_the_results_storage_when_their_parent_is_missing(part_ds, tmp_path):
+    """The nightly's results go to <run>/<dataset>/<family>, whose parents do not exist yet when
+    the first replay of a dataset starts. The scratch directory (the grouping engine's key counts,
+    read by every Spark task) must still go beside the results, on the storage the executors
+    share, never into the driver's temporary directory (which executors on other machines do not
+    see: make deploy-test found this on the containerised cluster). When the replay fails, the
+    parents it made go again."""
+    from skewbench.grouping import engine as gengine
+
+    gcells = gengine.grid(["kg", "pkg"], [3], [2], [0])
+    seen: list[Path] = []
+
+    def watching(fn, items, description=""):
+        seen.extend(d for d in (tmp_path / "run").rglob(".skewbench-scratch-*") if (d / "key_counts.npy").exists())
+        return shared.local_executor(fn, items, description)
+
+    out = tmp_path / "run" / "night" / "tiny" / "grouping"
+    gengine.replay_to_dir(part_ds[0], gcells, out, executor=watching)
+    assert [d.parent for d in seen] == [out.parent] and not seen[0].exists()
+    assert {r["strategy"] for r in _summary(out)} == {"kg", "pkg"}
+
+    def failing(fn, items, description=""):
+        seen.extend(d for d in (tmp_path / "run2").rglob(".skewbench-scratch-*"))
+        raise RuntimeError("executor lost")
+
+    out2 = tmp_path / "run2" / "night" / "tiny" / "grouping"
+    with pytest.raises(RuntimeError, match="executor lost"):
+        gengine.replay_to_dir(part_ds[0], gcells, out2, executor=failing)
+    assert seen[-1].parent == out2.parent and not (tmp_path / "run2").exists()
