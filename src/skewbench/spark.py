@@ -36,11 +36,12 @@ def get_spark(master: str | None = None, app_name: str = "skewbench", conf: Mapp
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
-    builder = SparkSession.builder.appName(app_name)
-    # under spark-submit (which hands its Python driver a gateway port) the master comes from
-    # spark-submit's --master: never override it
+    builder = SparkSession.builder
+    # under spark-submit (which hands its Python driver a gateway port) the master and the
+    # application's name come from spark-submit's --master and --name (the nightly names each
+    # replay skewbench-<family>-<dataset> for the cluster's UI): never override them
     if master is not None or "PYSPARK_GATEWAY_PORT" not in os.environ:
-        builder = builder.master(master or cfg.spark_master)
+        builder = builder.master(master or cfg.spark_master).appName(app_name)
     builder = (builder
                .config("spark.ui.enabled", cfg.spark_ui)
                .config("spark.ui.showConsoleProgress", "false")
