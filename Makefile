@@ -1,5 +1,6 @@
 # skewbench: every target bootstraps what it needs (virtual environment, locked dependencies).
-#   make run        the nightly pipeline once, on embedded defaults (Airflow, Spark, GE, MLflow)
+#   make run        the nightly pipeline once, on embedded defaults (Airflow, Spark, GE, MLflow);
+#                   RUN_CONF='{"catalog_set": "paper"}' passes the DAG's parameters
 #   make ui         the Airflow and MLflow UIs on localhost (make ui-stop stops them)
 #   make cluster    a Spark standalone cluster on localhost, a master and 2 workers (make cluster-stop)
 #   make datasets   generate, validate and describe the default dataset catalog only
@@ -8,6 +9,8 @@
 #   make docs       regenerate docs/results.md from the families' schemas
 #   make bench      the benchmarks, about 40 minutes (figures go to BENCHMARKS.md, plots to docs/img)
 #   make reproduce  the paper-reproduction checks and the slow tests (CI runs it after make test)
+#   make images     the Docker images of docker/compose.yaml, with or without an image registry
+#   make deploy-test the stack in Docker (its own daemon if none runs): the nightly through it, checked
 #   make lock       re-resolve requirements.lock from pyproject.toml (needs the package registry)
 
 SHELL := /bin/bash
@@ -43,7 +46,8 @@ KERNELS := src/skewbench/_kernels.json
 KERNEL_SOURCES := src/skewbench/jit.py src/skewbench/aot.py $(wildcard src/skewbench/*/cli.py) $(shell grep -rl "^from skewbench.jit import njit" src/skewbench)
 READY := $(STAMP) $(KERNELS)
 
-.PHONY: install bytecode run datasets ui ui-stop cluster cluster-stop test bench reproduce lock clean java browser docs
+.PHONY: install bytecode run datasets ui ui-stop cluster cluster-stop test bench reproduce lock clean java browser docs \
+	docker-tools images deploy-test
 
 install: $(READY)
 
@@ -79,7 +83,7 @@ bytecode:
 run: $(READY)
 	@mkdir -p $(STATE)/mlflow
 	$(BIN)/airflow db migrate > $(STATE)/airflow-migrate.log 2>&1 || { tail -20 $(STATE)/airflow-migrate.log; exit 1; }
-	$(BIN)/python scripts/run_nightly.py
+	$(BIN)/python scripts/run_nightly.py $(if $(RUN_CONF),'$(RUN_CONF)')
 
 datasets: $(READY)
 	$(BIN)/skewbench datasets generate catalog --set default --root $(ROOT) --validate
@@ -122,6 +126,22 @@ docs: $(READY)
 # check, the long conformance and end-to-end cases); make test skips exactly these
 reproduce: $(READY) bytecode | browser
 	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q --durations=15 -m "reproduction or slow" tests
+
+# the deployed stack (docs/deploy.md): Debian's Docker engine, docker-compose 1.29 and mmdebstrap
+# when missing; images built with no registry (bases from Debian's packages when the public ones
+# cannot be pulled); the whole stack started, the nightly run through it and checked, then removed
+docker-tools:
+	@command -v dockerd >/dev/null && command -v docker-compose >/dev/null && command -v mmdebstrap >/dev/null || \
+	  { echo "installing Debian's docker.io, docker-compose and mmdebstrap"; apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io docker-compose mmdebstrap >/dev/null; }
+
+images: | docker-tools
+	@scripts/stack.sh with-daemon scripts/stack.sh images
+
+deploy-test: $(READY) bytecode | docker-tools
+	@scripts/stack.sh with-daemon sh -c 'scripts/stack.sh images && \
+	  SKEWBENCH_DEPLOY_TEST=1 $(BIN)/python -m pytest -q -s -p no:cacheprovider -m deploy tests/deploy'
+	@scripts/stack.sh daemon-status | grep -q "^not running" || { echo "our Docker daemon is still running"; exit 1; }
 
 lock:
 	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra dev --python-version 3.11 \
