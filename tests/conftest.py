@@ -62,7 +62,13 @@ def standalone_cluster(tmp_path_factory):
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``slow`` (the full reproduction grid) run only with SKEWBENCH_REPRODUCE=full
-    (``make reproduce``) or SKEWBENCH_SLOW=1; ``make test`` runs the fast subset."""
+    (``make reproduce``) or SKEWBENCH_SLOW=1; ``make test`` runs the fast subset. Tests marked
+    ``deploy`` (the stack in Docker) run only under ``make deploy-test`` (SKEWBENCH_DEPLOY_TEST=1)."""
+    if os.environ.get("SKEWBENCH_DEPLOY_TEST") != "1":
+        no_deploy = pytest.mark.skip(reason="deploy: run with make deploy-test (needs Docker, about 20 min)")
+        for item in items:
+            if "deploy" in item.keywords:
+                item.add_marker(no_deploy)
     if os.environ.get("SKEWBENCH_REPRODUCE") == "full" or os.environ.get("SKEWBENCH_SLOW") == "1":
         return
     skip = pytest.mark.skip(reason="slow: run with make reproduce (SKEWBENCH_REPRODUCE=full)")
