@@ -65,7 +65,7 @@ def pytest_collection_modifyitems(config, items):
     (``make reproduce``) or SKEWBENCH_SLOW=1; ``make test`` runs the fast subset. Tests marked
     ``deploy`` (the stack in Docker) run only under ``make deploy-test`` (SKEWBENCH_DEPLOY_TEST=1)."""
     if os.environ.get("SKEWBENCH_DEPLOY_TEST") != "1":
-        no_deploy = pytest.mark.skip(reason="deploy: run with make deploy-test (needs Docker, about 20 min)")
+        no_deploy = pytest.mark.skip(reason="deploy: run with make deploy-test (needs Docker, about 11 min)")
         for item in items:
             if "deploy" in item.keywords:
                 item.add_marker(no_deploy)

@@ -16,7 +16,7 @@ stack is started with the commands of docs/deploy.md (docker-compose, project
    first run's records (Airflow's and MLflow's) are intact;
 5. ``down -v`` leaves no container, network or volume of the project.
 
-Slow (about 15 minutes with the images built) and needs a Docker daemon: ``make deploy-test``
+Slow (8 minutes with the images built, 11 from nothing) and needs a Docker daemon: ``make deploy-test``
 only (``SKEWBENCH_DEPLOY_TEST=1``).
 """
 
