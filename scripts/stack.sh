@@ -102,12 +102,10 @@ images() {
   echo "building $IMAGE on $py (docker/Dockerfile; the locked dependencies, then this checkout)"
   docker build -q --network host --build-arg PYTHON_BASE="$py" -f docker/Dockerfile -t "$IMAGE" . >/dev/null \
     || die "building $IMAGE failed (run: docker build --network host -f docker/Dockerfile .)"
-  if have_image "$PG_PUBLIC" || timeout 600 docker pull -q "$PG_PUBLIC" >/dev/null 2>&1; then
-    pg=$PG_PUBLIC
-  else
-    base "$PG_PUBLIC" "$PG_BASE_LOCAL" postgresql,ca-certificates >/dev/null
-    echo "cannot pull $PG_PUBLIC: building $PG_LOCAL (Debian's PostgreSQL 15, docker/postgres/Dockerfile)"
-    docker build -q -f docker/postgres/Dockerfile --build-arg DEBIAN_BASE="$PG_BASE_LOCAL" -t "$PG_LOCAL" . >/dev/null \
+  pg=$(base "$PG_PUBLIC" "$PG_BASE_LOCAL" postgresql,ca-certificates)
+  if [[ $pg != "$PG_PUBLIC" ]]; then  # Debian's PostgreSQL with the official image's entrypoint contract
+    echo "building $PG_LOCAL on $pg (Debian's PostgreSQL 15, docker/postgres/Dockerfile)"
+    docker build -q -f docker/postgres/Dockerfile --build-arg DEBIAN_BASE="$pg" -t "$PG_LOCAL" . >/dev/null \
       || die "building $PG_LOCAL failed"
     pg=$PG_LOCAL
   fi
