@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from skewbench.results import schema
+from tests.integration.airflow_env import free_port
 
 pytestmark = pytest.mark.deploy
 
@@ -89,12 +90,6 @@ def sh(*cmd: str, timeout: float = 600, check: bool = True, **kw) -> subprocess.
     if check and r.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} exited {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     return r
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Stack:
