@@ -125,7 +125,7 @@ docs: $(READY)
 # reproduction target, the fault tests under Airflow's real scheduler, the 10^7-tuple generation
 # check, the long conformance and end-to-end cases); make test skips exactly these
 reproduce: $(READY) bytecode | browser
-	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q --durations=15 -m "reproduction or slow" tests
+	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q --durations=15 -m "reproduction or slow" $(PYTEST_ARGS) tests
 
 # the deployed stack (docs/deploy.md): Debian's Docker engine, docker-compose 1.29 and mmdebstrap
 # when missing; images built with no registry (bases from Debian's packages when the public ones

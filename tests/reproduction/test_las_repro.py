@@ -76,21 +76,35 @@ def stream(i: int, j: int, alpha: float = 1.0, m: int = M):
 
 
 @functools.lru_cache(maxsize=None)
-def e1(alpha: float = 1.0, u_grid: tuple[int, ...] = tuple(U_GRID), extra: tuple = ()) -> dict:
-    """{(kind, u): [(Q mean, dropped, DR, lambda, prefix violations, prefix max)] per run}."""
+def e1_data(i: int, j: int, alpha: float):
+    """Run (i, j)'s stream as the operator sees it (shared by every strategy and u)."""
+    keys, cost = stream(i, j, alpha)
+    return operator_data(keys, cost)
+
+
+@functools.lru_cache(maxsize=None)
+def e1_runs(alpha: float, u_grid: tuple[int, ...], strategy: str, params: tuple = ()) -> dict:
+    """{u: [(Q mean, dropped, DR, lambda, prefix violations, prefix max)] per run} of one strategy."""
     out: dict = {}
-    kinds = [(k, {}) for k in KINDS] + [(name, dict(params)) for name, params in extra]
     for i in range(MAPPINGS):
         for j in range(SEEDS):
-            keys, cost = stream(i, j, alpha)
-            d = operator_data(keys, cost)
+            d = e1_data(i, j, alpha)
             for u in u_grid:
-                for idx, (k, params) in enumerate(kinds):
-                    strategy = k if idx < len(KINDS) else "las"
-                    row, _, _ = simulate_operator(strategy, params, d, 100 - u, TAU, j)
-                    out.setdefault((k if idx < len(KINDS) else f"las{params}", u), []).append(
-                        (row["queueing_latency_mean"], row["dropped"], row["dropped_ratio"], row["shed_lambda"],
-                         row["prefix_violation_share"], row["prefix_max"]))
+                row, _, _ = simulate_operator(strategy, dict(params), d, 100 - u, TAU, j, opt_window=0)
+                out.setdefault(u, []).append(
+                    (row["queueing_latency_mean"], row["dropped"], row["dropped_ratio"], row["shed_lambda"],
+                     row["prefix_violation_share"], row["prefix_max"]))
+    return out
+
+
+def e1(alpha: float = 1.0, u_grid: tuple[int, ...] = tuple(U_GRID), extra: tuple = ()) -> dict:
+    """{(kind, u): [(Q mean, dropped, DR, lambda, prefix violations, prefix max)] per run}; each
+    strategy's runs computed once per session (``extra`` adds LAS variants, keyed ``las{params}``)."""
+    out: dict = {}
+    for k in KINDS:
+        out.update({(k, u): v for u, v in e1_runs(alpha, u_grid, k).items()})
+    for name, params in extra:
+        out.update({(f"{name}{dict(params)}", u): v for u, v in e1_runs(alpha, u_grid, name, params).items()})
     return out
 
 
@@ -374,7 +388,7 @@ def e3() -> dict:
         d = operator_data(k, w, ts=ts, ref_end=PH, phase_starts=[p * PH for p in range(7)])
         for kind in out:
             params = {"warm": False} if kind == "las" else {}
-            _, series, _ = simulate_operator(kind, params, d, 100, E3_TAU, r, E3_WINDOW)
+            _, series, _ = simulate_operator(kind, params, d, 100, E3_TAU, r, E3_WINDOW, opt_window=0)
             out[kind].append(series)
     return out
 
@@ -526,7 +540,8 @@ def e3_las_mu_inf_series() -> tuple:
         i = r if mapping(r)[0] != mapping(r).max() else r + 1000
         k, w, ts = phased_stream(i, r)
         d = operator_data(k, w, ts=ts, ref_end=PH, phase_starts=[p * PH for p in range(7)])
-        series.append(simulate_operator("las", {"warm": False, "mu": float("inf")}, d, 100, E3_TAU, r, E3_WINDOW)[1])
+        series.append(simulate_operator("las", {"warm": False, "mu": float("inf")}, d, 100, E3_TAU, r, E3_WINDOW,
+                                        opt_window=0)[1])
     return tuple(series)
 
 

@@ -32,6 +32,7 @@ import json
 import math
 import time
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Sequence
 
 import numpy as np
@@ -181,10 +182,16 @@ def operator_data(keys: np.ndarray, cost: np.ndarray, ts: np.ndarray | None = No
                    list(phase_starts))
 
 
+#: what simulate_operator(..., opt_window=0) reports for the optimum it did not compute
+_NO_OPTIMUM = SimpleNamespace(status=None, dropped=None, gap=None)
+
+
 def simulate_operator(strategy: str, params: dict[str, Any], d: _OpData, provisioning: float, tau: float,
                       seed: int, window: int = 4000, opt_window: int | None = None) -> tuple[dict, list[dict], Any]:
     """One operator cell on an in-memory stream: its summary values, series rows and the trace.
-    ``opt_window`` is the prefix of the offline optimum (None: :data:`skewbench.shedding.optimum.WINDOW`)."""
+    ``opt_window`` is the prefix of the offline optimum (None: :data:`skewbench.shedding.optimum.WINDOW`;
+    0: no optimum, its fields None: what a caller that reads none of them saves, 90% of a 32k-tuple
+    cell's time at some loads)."""
     from skewbench.shedding import las, optimum
 
     strat = registry.get(FAMILY, strategy)(**params)
@@ -215,7 +222,7 @@ def simulate_operator(strategy: str, params: dict[str, Any], d: _OpData, provisi
     goal = str(strat.params.get("goal", "avg"))  # NS and BL have no goal: the paper's AVG(tau)
     n_opt = min(m, optimum.WINDOW if opt_window is None else int(opt_window))
     t_opt = time.perf_counter()
-    opt = optimum.window_optimum(arr, d.cost, float(tau), goal, n_opt)
+    opt = optimum.window_optimum(arr, d.cost, float(tau), goal, n_opt) if n_opt > 0 else _NO_OPTIMUM
     opt_seconds = time.perf_counter() - t_opt
     window_dropped = int(tr.dropped[:n_opt].sum())
     row = {
