@@ -22,6 +22,10 @@ STAMP := $(VENV)/.installed
 STATE ?= $(abspath .skewbench)
 ROOT ?= $(STATE)/datasets
 PYTEST_ARGS ?=
+# make test and make reproduce run on both cores: pytest-xdist deals whole test files to two
+# workers (module fixtures stay computed once), the heaviest files first (tests/conftest.py)
+XDIST ?= -n 2 --dist loadfile --no-loadscopereorder
+DURATIONS := --durations=25
 
 export PYSPARK_PYTHON := $(BIN)/python
 export PYSPARK_DRIVER_PYTHON := $(BIN)/python
@@ -106,7 +110,7 @@ cluster-stop:
 
 test: $(READY) bytecode | browser
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/python -m pytest -q --durations=15 -m "not reproduction" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q $(XDIST) $(DURATIONS) -m "not reproduction" $(PYTEST_ARGS)
 
 # every benchmark runs even when an earlier one misses a target; the exit status says whether all met theirs
 bench: $(READY)
@@ -125,7 +129,7 @@ docs: $(READY)
 # reproduction target, the fault tests under Airflow's real scheduler, the 10^7-tuple generation
 # check, the long conformance and end-to-end cases); make test skips exactly these
 reproduce: $(READY) bytecode | browser
-	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q --durations=15 -m "reproduction or slow" $(PYTEST_ARGS) tests
+	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q $(XDIST) $(DURATIONS) -m "reproduction or slow" $(PYTEST_ARGS) tests
 
 # the deployed stack (docs/deploy.md): Debian's Docker engine, docker-compose 1.29 and mmdebstrap
 # when missing; images built with no registry (bases from Debian's packages when the public ones

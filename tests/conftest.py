@@ -60,10 +60,39 @@ def standalone_cluster(tmp_path_factory):
     cluster.stop(workdir)
 
 
+#: Seconds each heavy test file took under make reproduce / make test on two workers (measured
+#: 2026-11-28, xdist, this 2-core machine). Only the order of the run uses them: pytest-xdist
+#: deals whole files to the two workers (--dist loadfile) in collection order
+#: (--no-loadscopereorder), and the longest first is what keeps the two workers' ends close.
+#: A file missing here counts 0.2 s a test.
+FILE_SECONDS = {
+    "tests/integration/test_scheduler_faults.py": 450, "tests/reproduction/test_dchoices_repro.py": 200,
+    "tests/integration/test_ui.py": 180, "tests/integration/test_airflow_paths.py": 175,
+    "tests/integration/test_dags.py": 160, "tests/reproduction/test_osg_repro.py": 100,
+    "tests/reproduction/test_shedpart_repro.py": 60, "tests/integration/test_family_contract.py": 60,
+    "tests/integration/test_allocation_pipeline.py": 50, "tests/reproduction/test_las_repro.py": 45,
+    "tests/reproduction/test_allocation_repro.py": 45, "tests/integration/test_shedding_pipeline.py": 45,
+    "tests/integration/test_cluster.py": 40, "tests/integration/test_validation.py": 30,
+    "tests/integration/test_engine_hashes.py": 25, "tests/integration/test_cli.py": 30,
+    "tests/integration/test_cli_replay.py": 25, "tests/integration/test_tracking_server.py": 25,
+}
+
+
+def _heavy_first(items) -> None:
+    """Order the items file by file, the heaviest file first (:data:`FILE_SECONDS`), keeping the
+    order of the tests inside each file."""
+    files: dict[str, list] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+    order = sorted(files, key=lambda f: -FILE_SECONDS.get(f, 0.2 * len(files[f])))
+    items[:] = [item for f in order for item in files[f]]
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``slow`` (the full reproduction grid) run only with SKEWBENCH_REPRODUCE=full
     (``make reproduce``) or SKEWBENCH_SLOW=1; ``make test`` runs the fast subset. Tests marked
     ``deploy`` (the stack in Docker) run only under ``make deploy-test`` (SKEWBENCH_DEPLOY_TEST=1)."""
+    _heavy_first(items)
     if os.environ.get("SKEWBENCH_DEPLOY_TEST") != "1":
         no_deploy = pytest.mark.skip(reason="deploy: run with make deploy-test (needs Docker, about 11 min)")
         for item in items:
