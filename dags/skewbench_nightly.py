@@ -28,7 +28,8 @@ DOC = """
 
 For every selected dataset and strategy family: make sure the dataset exists and is valid,
 replay it through the family's strategies with a Spark job (`spark_jobs/replay.py <family>`,
-`spark_default` connection; `local[*]` unless the connection names a cluster master), validate
+`spark_default` connection; `local[*]` unless the connection names a cluster master; one Spark
+application per family runs its datasets one after another), validate
 the results with Great Expectations, log them and the family's report to MLflow (one experiment
 per family, a parent run per DAG run, a nested run per grid cell), and print a summary.
 
@@ -110,9 +111,10 @@ def skewbench_nightly():
         return nightly.plan_replays(conf, list(datasets), conf["out_root"], family)
 
     @task
-    def spark_kwargs(item: dict) -> dict:
-        return {"application": item["application"], "application_args": item["application_args"],
-                "name": f"skewbench-{item['family']}-{item['dataset']}"}
+    def spark_kwargs(items: list[dict]) -> list[dict]:
+        """The family's Spark jobs: its replays in one Spark application (one start-up a night)."""
+        return [{"application": job["application"], "application_args": job["application_args"], "name": job["name"]}
+                for job in nightly.replay_jobs(list(items))]
 
     # two at a time: each loads Great Expectations (seconds of CPU); nine at once on two cores only thrash
     @task(max_active_tis_per_dagrun=2)
@@ -192,7 +194,7 @@ def skewbench_nightly():
                 # spark-submit is found on PATH (the environment's bin, which pyspark provides)
                 env_vars={"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable},
                 max_active_tis_per_dagrun=1,
-            ).expand_kwargs(spark_kwargs.expand(item=items))
+            ).expand_kwargs(spark_kwargs(items))
             checked = validate.expand(item=items)
             opened >> replay >> checked
             logged = log_to_mlflow(items, conf, family)

@@ -59,8 +59,9 @@ def expected_tasks(conf: dict) -> int | None:
         return None
     fams = len(resolved["families"])
     # check_params, dataset_names, open_tracking, report, check_trend, prune_runs; per family plan,
-    # log_to_mlflow, mark_failed; prepare_dataset per dataset; spark_kwargs, replay, validate per item
-    return 6 + 3 * fams + len(resolved["datasets"]) + 3 * len(items)
+    # spark_kwargs, log_to_mlflow, mark_failed; prepare_dataset per dataset; replay per Spark job
+    # (one per family that has replays); validate per item
+    return 6 + 4 * fams + len(resolved["datasets"]) + len(nightly.replay_jobs(items)) + len(items)
 
 
 class _Follow:

@@ -303,6 +303,44 @@ def plan_replays(conf: dict[str, Any], datasets: list[dict[str, Any]], out_root:
     return plan
 
 
+#: spark_jobs/replay.py's option for several replays of one family in one Spark application
+REPLAYS_OPTION = "--replays"
+
+
+def replay_jobs(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One Spark job per family for ``items`` (:func:`plan_replays`): the family's replays run one
+    after another in one Spark application (``spark_jobs/replay.py <family> --replays <JSON>``, a
+    list of each replay's arguments without the family), so a night pays one Spark start-up per
+    family (6-7 s each on two cores), not one per dataset.  A job of one replay keeps that
+    replay's own arguments.  Each job names its family, datasets and outputs."""
+    by_family: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        by_family.setdefault(item["family"], []).append(item)
+    jobs = []
+    for fam, group in by_family.items():
+        if len(group) == 1:
+            args = group[0]["application_args"]
+        else:
+            args = [fam, REPLAYS_OPTION, json.dumps([it["application_args"][1:] for it in group])]
+        names = [it["dataset"] for it in group]
+        jobs.append({"family": fam, "datasets": names, "outs": [it["out"] for it in group],
+                     "application": group[0]["application"], "application_args": args,
+                     "name": f"skewbench-{fam}-{names[0]}" if len(names) == 1 else f"skewbench-{fam}-{len(names)}-datasets"})
+    return jobs
+
+
+def job_replays(application_args: list[str]) -> tuple[str, list[list[str]]]:
+    """A replay job's family and its replays' arguments (each without the family): the inverse
+    of :func:`replay_jobs`."""
+    args = [str(a) for a in application_args]
+    if len(args) == 3 and args[1] == REPLAYS_OPTION:
+        batch = json.loads(args[2])
+        if not isinstance(batch, list) or not all(isinstance(b, list) for b in batch):
+            raise SkewbenchError(f"{REPLAYS_OPTION} takes a JSON list of argument lists")
+        return args[0], [[str(a) for a in b] for b in batch]
+    return args[0], [args[1:]]
+
+
 def validate_replay(item: dict[str, Any]) -> dict[str, Any]:
     """Validate one replay's results with the results suite (its family's expectations); GE's
     JSON is kept beside them."""
@@ -541,10 +579,15 @@ def family_of_job(application_args: Any) -> str | None:
 
 
 def dataset_of_job(application_args: Any) -> str | None:
-    """The dataset name a replay job's arguments name (``--dataset <data root>/<name>``)."""
-    if isinstance(application_args, (list, tuple)):
-        args = [str(a) for a in application_args]
-        if "--dataset" in args[:-1]:
+    """The dataset name a replay job's arguments name (``--dataset <data root>/<name>``); None
+    for a job of several datasets (:func:`replay_jobs`)."""
+    if isinstance(application_args, (list, tuple)) and application_args:
+        try:
+            _, replays = job_replays(list(application_args))
+        except (SkewbenchError, ValueError):
+            return None
+        if len(replays) == 1 and "--dataset" in replays[0][:-1]:
+            args = replays[0]
             return Path(args[args.index("--dataset") + 1]).name or None
     return None
 

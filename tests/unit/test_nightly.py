@@ -138,6 +138,30 @@ def test_run_dirs_are_per_run_and_plans_per_dataset_and_family(tmp_path, monkeyp
     assert args[args.index("--provisioning") + 1] == "100.0"  # the default: critical load
 
 
+def test_a_familys_replays_are_one_spark_job_and_its_arguments_give_them_back():
+    conf = nightly.check_params({"datasets": ["zipf-1.0", "zipf-1.5"], "families": ["grouping", "shedding"]})
+    data = [{"name": n, "path": f"/d/{n}", "fingerprint": "f"} for n in ("zipf-1.0", "zipf-1.5", "las-e1")]
+    items = nightly.plan_replays(conf, data, "/out")
+    jobs = nightly.replay_jobs(items)
+    assert [j["family"] for j in jobs] == ["grouping", "shedding"]
+    for job in jobs:
+        mine = [it for it in items if it["family"] == job["family"]]
+        assert len(mine) == 3 and job["datasets"] == [it["dataset"] for it in mine]
+        assert job["outs"] == [it["out"] for it in mine] and job["name"] == f"skewbench-{job['family']}-3-datasets"
+        args = job["application_args"]
+        assert args[:2] == [job["family"], "--replays"] and nightly.family_of_job(args) == job["family"]
+        # the job's replays are exactly the items' arguments, in order
+        assert nightly.job_replays(args) == (job["family"], [it["application_args"][1:] for it in mine])
+        assert nightly.dataset_of_job(args) is None  # several datasets: the link names none
+    # one replay: its own arguments, its dataset named
+    (one,) = nightly.replay_jobs(items[:1])
+    assert one["application_args"] == items[0]["application_args"] and one["name"] == "skewbench-grouping-las-e1"
+    assert nightly.job_replays(one["application_args"]) == ("grouping", [items[0]["application_args"][1:]])
+    assert nightly.dataset_of_job(one["application_args"]) == "las-e1"
+    with pytest.raises(SkewbenchError, match="--replays takes a JSON list of argument lists"):
+        nightly.job_replays(["grouping", "--replays", '{"a": 1}'])
+
+
 def test_prune_runs_keeps_the_newest_and_the_current_run(tmp_path, monkeypatch):
     import os
 
