@@ -47,7 +47,8 @@ export AIRFLOW_CONN_SPARK_DEFAULT ?= {"conn_type": "spark", "host": "$(or $(SKEW
 # numba's 1.1 s of initialisation. Rebuilt when a kernel's source changes; when the build fails
 # (no C compiler) everything still works, with numba compiling the kernels just in time.
 KERNELS := src/skewbench/_kernels.json
-KERNEL_SOURCES := src/skewbench/jit.py src/skewbench/aot.py $(wildcard src/skewbench/*/cli.py) $(shell grep -rl "^from skewbench.jit import njit" src/skewbench)
+KERNEL_SOURCES := src/skewbench/jit.py src/skewbench/aot.py $(wildcard src/skewbench/*/cli.py) $(wildcard src/skewbench/advise/*.py) \
+	$(shell grep -rl "^from skewbench.jit import njit" src/skewbench)
 READY := $(STAMP) $(KERNELS)
 
 .PHONY: install bytecode run datasets ui ui-stop cluster cluster-stop test bench reproduce lock clean java browser docs \
@@ -118,6 +119,7 @@ bench: $(READY)
 	$(BIN)/python benchmarks/bench_generate.py || rc=1; \
 	$(BIN)/python benchmarks/bench_grouping.py all || rc=1; \
 	$(BIN)/python benchmarks/bench_cli.py || rc=1; \
+	$(BIN)/python benchmarks/bench_advise.py || rc=1; \
 	$(BIN)/python benchmarks/bench_scaling.py || rc=1; \
 	$(BIN)/python benchmarks/bench_allocation.py || rc=1; \
 	exit $$rc

@@ -1,10 +1,12 @@
-"""Screenshots of the real Airflow and MLflow UIs for the README (docs/img/).
+"""Screenshots of the real Airflow and MLflow UIs for the README (docs/img/), and of a
+`skewbench advise --html` page.
 
 A maintainer's tool, not part of the pipeline: it needs `make run` done and `make ui` serving,
 Debian's Chromium (`apt-get install chromium`) and Playwright for Python in any environment
 (`pip install playwright`; no browser download: it drives /usr/bin/chromium).
 
     python scripts/screenshots.py [--out docs/img] [--airflow URL] [--mlflow URL]
+    python scripts/screenshots.py --advise PAGE [--out docs/img]   # only docs/img/advise.png, no UI needed
 
 It signs in to Airflow with the generated admin password ($AIRFLOW_HOME's
 simple_auth_manager_passwords.json.generated) and shows one skewbench_nightly run (--run-id, or
@@ -124,6 +126,14 @@ def mlflow_shots(page, base: str, out: Path, run_id: str, dataset: str, workers:
     page.screenshot(path=out / "mlflow-report.png")
 
 
+def advise_shot(browser, page_file: Path, out: Path) -> None:
+    """The whole `skewbench advise --html` page, 1300 pixels wide."""
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    page.goto(page_file.resolve().as_uri(), wait_until="load")
+    out.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=out / "advise.png", full_page=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "docs" / "img"))
@@ -133,7 +143,20 @@ def main() -> None:
     ap.add_argument("--run-id", default=None, help="the skewbench_nightly run (default: the newest successful)")
     ap.add_argument("--dataset", default="zipf-1.0", help="dataset of the MLflow comparison view")
     ap.add_argument("--workers", type=int, default=100, help="worker count of the MLflow comparison view")
+    ap.add_argument("--advise", default=None, metavar="PAGE",
+                    help="only screenshot this `skewbench advise --html` page (as advise.png)")
     args = ap.parse_args()
+    if args.advise:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS)
+            try:
+                advise_shot(browser, Path(args.advise), Path(args.out))
+            finally:
+                browser.close()
+        print(Path(args.out) / "advise.png")
+        return
     home = Path(os.environ.get("AIRFLOW_HOME", ROOT / ".skewbench" / "airflow"))
     pwfile = home / "simple_auth_manager_passwords.json.generated"
     if not pwfile.exists():

@@ -1,13 +1,13 @@
 """Build the ahead-of-time kernels (:mod:`skewbench.jit`): ``python -m skewbench.aot``.
 
-Runs small workloads through the command line in a child process (dataset generation, then the
-replays each family lists in its ``cli.AOT_REPLAYS``), records the argument types of every kernel
-called from Python, compiles those signatures with numba's ``pycc`` into one extension module per
-source module of kernels, ``skewbench/_kernels_<module>*.so``, and writes
-``skewbench/_kernels.json`` (the signatures, the numba and numpy versions, and a digest of the
-kernels' sources: a build that no longer matches them is ignored).  ``make install`` runs it; it
-takes about a minute on two cores and needs a C compiler.  Calls with other argument types still
-work, through numba.
+Runs small workloads through the command line in a child process (dataset generation, the
+replays each family lists in its ``cli.AOT_REPLAYS``, then ``skewbench advise``), records the
+argument types of every kernel called from Python, compiles those signatures with numba's
+``pycc`` into one extension module per source module of kernels,
+``skewbench/_kernels_<module>*.so``, and writes ``skewbench/_kernels.json`` (the signatures, the
+numba and numpy versions, and a digest of the kernels' sources: a build that no longer matches
+them is ignored).  ``make install`` runs it; it takes about a minute on two cores and needs a C
+compiler.  Calls with other argument types still work, through numba.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from skewbench import jit
 
@@ -34,7 +34,7 @@ HERE = Path(__file__).parent
 def workloads(tmp: Path) -> list[list[str]]:
     """The command lines whose kernel calls are compiled ahead of time: two generated streams and
     a small trace of numeric keys (whose key values strategies may hash), then each family's
-    ``cli.AOT_REPLAYS`` (optional) over all of its strategies."""
+    ``cli.AOT_REPLAYS`` (optional) over all of its strategies, then ``skewbench advise``."""
     import numpy as np
 
     from skewbench import registry
@@ -54,7 +54,22 @@ def workloads(tmp: Path) -> list[list[str]]:
         for i, (dataset, args) in enumerate(family.attr("cli", "AOT_REPLAYS", ())):
             out.append(["replay", name, "--dataset", data[dataset], "--strategies", ",".join(registry.names(name)),
                         *args, "--out", str(tmp / f"{name}-{i}")])
-    return out
+    return out + advise_workloads(tmp, keys)
+
+
+def advise_workloads(tmp: Path, numbers: Any) -> list[list[str]]:
+    """``skewbench advise`` on integer keys (hashed as longs and as text), text keys (a stream
+    and key,count pairs) and a dataset: every kernel call it makes."""
+    words = tmp / "words.txt"
+    words.write_text("".join(f"key-{k % 97}-é\n" for k in numbers.tolist()))
+    (tmp / "pairs.csv").write_text("".join(f"w{i},{i % 7}\n" for i in range(300)))
+    return [
+        ["advise", str(tmp / "numeric.csv"), "--workers", "5,50,100", "--flink-max-parallelism", "1000"],
+        ["advise", str(tmp / "numeric.csv"), "--workers", "5", "--key-format", "string", "--alternatives", "none"],
+        ["advise", str(words), "--workers", "3,40", "--json"],
+        ["advise", str(tmp / "pairs.csv"), "--workers", "7"],
+        ["advise", str(tmp / "zipf"), "--workers", "6"],
+    ]
 
 
 def _kernel_named(key: str) -> jit.Kernel:

@@ -20,12 +20,33 @@ from skewbench.errors import SkewbenchError, ValidationFailed
 _Group = clikit.Group
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(clikit.Group):
+    """The top-level group: its own commands, and the commands of modules above the strategy
+    families (they import a family package, which this generic module never does), loaded by
+    name when used, as the families' own commands are."""
+
+    LAZY = {"advise": "skewbench.advise.cli:command"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, name)
+        if cmd is not None or name not in self.LAZY:
+            return cmd
+        import importlib
+
+        module, _, attr = self.LAZY[name].partition(":")
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="skewbench")
 def main() -> None:
     """skewbench: benchmark load balancing (grouping, shedding, allocation) on skewed streams.
 
-    Start with `skewbench datasets --help`, then `skewbench strategies` and
+    Your own keys on Kafka, Flink or Spark: `skewbench advise KEYS --workers 8,32,100`.
+    The benchmark: start with `skewbench datasets --help`, then `skewbench strategies` and
     `skewbench replay --help`.
     """
 

@@ -80,3 +80,25 @@ def test_results_are_identical_to_numba_just_in_time(datasets, tmp_path, family,
             for f in ("summary.parquet", "series.parquet")]
     for a, b in zip(tables["auto"], tables["jit"]):
         assert a.num_rows > 0 and a.equals(b)
+
+
+def test_advise_never_imports_numba_and_equals_numba_just_in_time(datasets, tmp_path):
+    """``skewbench advise`` on a dataset (integer keys), a key file of text keys and key,count
+    pairs: every kernel call it makes is compiled ahead of time, with numba's results (every
+    row, timings aside)."""
+    words = tmp_path / "words.txt"
+    words.write_text("".join(f"k{i % 37}-é😀\n" for i in range(3000)), encoding="utf-8")
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("".join(f"p{i},{i % 11}\n" for i in range(500)))
+    for keys in (datasets["auto"], words, pairs):
+        out = {}
+        for kernels in ("auto", "jit"):
+            p = subprocess.run([sys.executable, "-c", PROBE, "advise", str(keys), "--workers", "5,64",
+                                "--flink-max-parallelism", "1000", "--json"], capture_output=True, text=True,
+                               timeout=600, env={**os.environ, "SKEWBENCH_KERNELS": kernels})
+            assert p.returncode == 0, p.stderr
+            r = json.loads(p.stderr.strip().splitlines()[-1])
+            if kernels == "auto":
+                assert r == {"numba": False, "fallbacks": [], "status": r["status"]}, (keys, r)
+            out[kernels] = {k: v for k, v in json.loads(p.stdout).items() if k != "seconds"}
+        assert out["auto"] == out["jit"] and out["auto"]["rows"], keys

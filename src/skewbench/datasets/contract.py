@@ -542,22 +542,13 @@ class Dataset:
         int64: a trace of numeric ids, such as user or job ids); ``None`` otherwise (a synthetic
         stream, or keys that are not numbers), when the dense ids are the values.  This is what an
         engine's partitioner would hash: the real key, not its position in the dictionary."""
-        import pyarrow.compute as pc
-
         table = self.key_dictionary()
         if table is None or table.num_rows != self.n_keys:
             return None
         ids = to_numpy(table.column("key").combine_chunks())
-        names = table.column("name").combine_chunks()
         if not np.array_equal(ids, np.arange(self.n_keys)):
             return None
-        if not pc.all(pc.match_substring_regex(names, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
-            return None
-        try:
-            values = pc.cast(names, pa.int64())
-        except pa.ArrowInvalid:  # beyond int64
-            return None
-        return np.ascontiguousarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return integer_values(table.column("name").combine_chunks())
 
     def key_dictionary(self) -> pa.Table | None:
         p = self.path / KEYS_FILE
@@ -567,6 +558,20 @@ class Dataset:
             return read_parquet(p, verify=False)
         except (pa.ArrowException, OSError) as e:
             raise DatasetError(f"{self.path}: cannot read key dictionary: {_one_line(e)}") from None
+
+
+def integer_values(names: pa.Array) -> np.ndarray | None:
+    """The 64-bit integers that key texts ``names`` (a string array) spell, when every one is the
+    canonical decimal text of one (``-?[1-9][0-9]*`` or ``0``, within int64); ``None`` otherwise."""
+    import pyarrow.compute as pc
+
+    if not pc.all(pc.match_substring_regex(names, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
+        return None
+    try:
+        values = pc.cast(names, pa.int64())
+    except pa.ArrowInvalid:  # beyond int64
+        return None
+    return np.array(to_numpy(values), dtype=np.int64)  # a writable copy
 
 
 def _one_line(e: BaseException) -> str:

@@ -372,6 +372,46 @@ def _account(workers, keys, widx, seq0, s, head_mask, counts, wcounts, head_coun
             j = 0
 
 
+@dataclass
+class RouteCounts:
+    """A replay's accounting of tuples routed in stream order (:func:`count_routes`)."""
+
+    worker_tuples: np.ndarray  # int64[n]: tuples per worker
+    replicas: np.ndarray  # int64[n_keys]: the workers each key reached (0 for keys without tuples)
+    merge_partials: float  # partial records to merge per window, over the windows with tuples
+    window: int  # tuples per window
+
+
+def count_routes(workers: np.ndarray, keys: np.ndarray, n_keys: int, n: int, sources: int = 1,
+                 window: int | None = None) -> RouteCounts:
+    """What a replay's accounting (:func:`_account`, one pass) makes of the tuples at stream
+    positions ``0 .. m-1`` with key ids ``keys`` routed to ``workers``, in windows of ``window``
+    tuples (default ``ceil(m / 100)``, a replay's default windows): the summary's
+    ``worker_tuples``, each key's replicas (``replication`` is their mean over the keys with
+    tuples, ``replicas_max`` their maximum) and ``merge_partials``.  Refuses (one line) more
+    than :data:`MAX_KEY_WORKER_WORDS` words of (key, worker) bits, as a replay does."""
+    workers = np.ascontiguousarray(workers, dtype=np.int64)
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    m = keys.size
+    words = -(-int(n) // 64)
+    if n_keys * words > MAX_KEY_WORKER_WORDS:
+        raise SkewbenchError(f"{n_keys:,} keys x {n:,} workers: {n_keys * words:,} words of (key, worker) bits; "
+                             f"at most {MAX_KEY_WORKER_WORDS:,}")
+    window = int(window or max(1, -(-m // DEFAULT_WINDOWS)))
+    T = max(1, -(-m // window))
+    widx = np.arange(m, dtype=np.int64) // window
+    counts = np.zeros((sources, n), dtype=np.int64)
+    bits = np.zeros((n_keys, words), dtype=np.uint64)
+    agg = np.zeros((T, 2), dtype=np.int64)
+    _account(workers, keys, widx, np.int64(0), np.int64(sources), np.zeros(n_keys, dtype=np.bool_), counts,
+             np.zeros((T, n), dtype=np.int64), np.zeros(n, dtype=np.int64), bits, np.zeros_like(bits),
+             np.full(n_keys, -1, dtype=np.int32), np.zeros(n_keys, dtype=np.int32), agg,
+             np.zeros((T, n), dtype=np.int64))
+    active = agg[:, 1] > 0
+    merge = float(agg[active, 0].mean()) if active.any() else 0.0
+    return RouteCounts(counts.sum(axis=0), _popcount_rows(bits), merge, window)
+
+
 def _key_counts(pre: Prepass, scratch: str) -> np.ndarray:
     if pre.key_counts is not None:
         return pre.key_counts

@@ -21,6 +21,12 @@ as the engines would see a Java key:
   bytes (ASCII) for Kafka's ``StringSerializer`` and Spark SQL's ``StringType`` column.  The
   digits are produced inside the kernel from the int64; no Python string per tuple.
 
+Keys that are any text (not an integer's) are hashed the same way by
+:func:`engine_text_hashes` (``skewbench advise``): a Java ``String`` from its UTF-8 bytes, whose
+``hashCode`` runs over its UTF-16 code units (a character beyond U+FFFF as its surrogate pair);
+:func:`engine_workers` then gives each hash its worker as the strategies do.  The strategies
+themselves hash integer key values only.
+
 Strategies
 ----------
 ``kafka``
@@ -78,14 +84,15 @@ resolved ``max_parallelism``.
 
 Helpers for tests and figures (plain functions, the same compiled code as the strategies):
 :func:`java_long_hash`, :func:`java_string_hash`, :func:`kafka_murmur2`, :func:`engine_hashes`,
-:func:`flink_murmur_hash`, :func:`flink_default_max_parallelism`, :func:`flink_key_group`,
+:func:`engine_text_hashes` (text keys: a Java ``String``), :func:`engine_workers` (hashes to
+workers), :func:`flink_murmur_hash`, :func:`flink_default_max_parallelism`, :func:`flink_key_group`,
 :func:`flink_operator_index`, :func:`spark_murmur3_int`, :func:`spark_murmur3_long`,
 :func:`spark_murmur3_bytes`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 from skewbench.jit import njit
@@ -96,7 +103,8 @@ from skewbench.grouping.dchoices import _Routed
 
 __all__ = [
     "Kafka", "Flink", "SparkHash", "SparkSQL", "KEY_FORMATS", "ENGINES",
-    "java_long_hash", "java_string_hash", "kafka_murmur2", "engine_hashes", "flink_murmur_hash",
+    "java_long_hash", "java_string_hash", "kafka_murmur2", "engine_hashes", "engine_text_hashes",
+    "engine_workers", "flink_murmur_hash",
     "flink_default_max_parallelism", "flink_key_group", "flink_operator_index",
     "spark_murmur3_int", "spark_murmur3_long", "spark_murmur3_bytes",
 ]
@@ -139,6 +147,21 @@ _B24 = np.uint64(24)
 _B32 = np.uint64(32)
 _BYTE = np.uint64(0xFF)
 _SEXT = np.uint64(0xFFFFFF00)
+_B6 = np.uint64(6)  # UTF-8 decoding into UTF-16 code units (Java String.hashCode of a text key)
+_B10 = np.uint64(10)
+_B12 = np.uint64(12)
+_B18 = np.uint64(18)
+_LOW3 = np.uint64(0x07)
+_LOW4 = np.uint64(0x0F)
+_LOW5 = np.uint64(0x1F)
+_LOW6 = np.uint64(0x3F)
+_LOW10 = np.uint64(0x3FF)
+_UTF8_2 = np.uint64(0x80)  # a lead byte below this is ASCII, below 0xE0 starts 2 bytes, 0xF0 3
+_UTF8_3 = np.uint64(0xE0)
+_UTF8_4 = np.uint64(0xF0)
+_PLANE1 = np.uint64(0x10000)
+_HI_SURROGATE = np.uint64(0xD800)
+_LO_SURROGATE = np.uint64(0xDC00)
 
 
 # --------------------------------------------------------------------------------------------
@@ -455,6 +478,55 @@ def _workers_of(hashes, engine, n, p, out):
         out[i] = _engine_worker(hashes[i], engine, n, p, off)
 
 
+@njit(inline="always", cache=True)
+def _java_text_hash(buf, start, length):
+    """Java ``String.hashCode`` of the UTF-8 text ``buf[start:start + length]`` (valid UTF-8):
+    ``h = 31 h + u`` over its UTF-16 code units ``u``, a code point above U+FFFF counting as its
+    surrogate pair, as Java stores it (32-bit value)."""
+    h = _U0
+    o = start
+    end = start + length
+    while o < end:
+        b = np.uint64(buf[o])
+        if b < _UTF8_2:
+            cp = b
+            o += 1
+        elif b < _UTF8_3:
+            cp = ((b & _LOW5) << _B6) | (np.uint64(buf[o + 1]) & _LOW6)
+            o += 2
+        elif b < _UTF8_4:
+            cp = ((b & _LOW4) << _B12) | ((np.uint64(buf[o + 1]) & _LOW6) << _B6) | (np.uint64(buf[o + 2]) & _LOW6)
+            o += 3
+        else:
+            cp = (((b & _LOW3) << _B18) | ((np.uint64(buf[o + 1]) & _LOW6) << _B12)
+                  | ((np.uint64(buf[o + 2]) & _LOW6) << _B6) | (np.uint64(buf[o + 3]) & _LOW6))
+            o += 4
+        if cp >= _PLANE1:
+            cp -= _PLANE1
+            h = (h * _U31 + (_HI_SURROGATE + (cp >> _B10))) & _M32
+            cp = _LO_SURROGATE + (cp & _LOW10)
+        h = (h * _U31 + cp) & _M32
+    return h
+
+
+@njit(cache=True)
+def _hash_texts(data, offsets, engine, out):
+    """The engine's hash (as :func:`_engine_hash`) of each text key ``data[offsets[i]:offsets[i + 1]]``
+    (UTF-8): Kafka ``murmur2`` of the bytes (``StringSerializer``), Spark SQL's legacy byte hash
+    (``StringType``), Java ``String.hashCode`` for Spark RDD and, through ``murmurHash``, Flink."""
+    for i in range(offsets.shape[0] - 1):
+        start = offsets[i]
+        length = offsets[i + 1] - start
+        if engine == _KAFKA:
+            out[i] = _i32(_murmur2(data, start, length))
+        elif engine == _SQL:
+            out[i] = _i32(_m3_bytes(data, start, length, np.uint64(SPARK_SQL_SEED)))
+        elif engine == _FLINK:
+            out[i] = _flink_murmur(_java_text_hash(data, start, length))
+        else:
+            out[i] = _i32(_java_text_hash(data, start, length))
+
+
 @njit(cache=True)
 def _murmur2_of(buf):
     return _i32(_murmur2(buf, 0, buf.shape[0]))
@@ -508,6 +580,51 @@ def engine_hashes(engine: str, keys: Iterable[int] | np.ndarray, key_format: str
     values = _int64_array(keys)
     out = np.empty(values.size, dtype=np.int64)
     _hash_values(values, np.int64(ENGINES[engine]), np.int64(_key_format(engine, key_format)), out)
+    return out
+
+
+def engine_text_hashes(engine: str, texts: Sequence[str] | tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """The hash ``engine`` computes for each text key, a Java ``String`` (its UTF-8 bytes for
+    Kafka's ``StringSerializer`` and a Spark SQL ``StringType`` column, its UTF-16 code units
+    for ``String.hashCode``): the same values as :func:`engine_hashes` with
+    ``key_format="string"`` where the text is an integer's decimal text.  ``texts``: strings, or
+    their UTF-8 bytes concatenated (uint8) with ``offsets`` (int64, one more than the keys, key
+    ``i`` at ``data[offsets[i]:offsets[i + 1]]``), which must be valid UTF-8."""
+    if engine not in ENGINES:
+        raise SkewbenchError(f"engine must be one of {sorted(ENGINES)}, got {engine!r}")
+    if isinstance(texts, tuple):
+        data, offsets = (np.ascontiguousarray(a, dtype=t) for a, t in zip(texts, (np.uint8, np.int64)))
+        if offsets.ndim != 1 or offsets.size < 1 or offsets[0] < 0 or np.any(np.diff(offsets) < 0) \
+                or offsets[-1] > data.size:
+            raise SkewbenchError("text offsets must be non-decreasing positions within the data")
+    else:
+        encoded = [str(t).encode("utf-8") for t in texts]
+        data = np.frombuffer(b"".join(encoded), dtype=np.uint8).copy()
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    out = np.empty(offsets.size - 1, dtype=np.int64)
+    _hash_texts(data, offsets, np.int64(ENGINES[engine]), out)
+    return out
+
+
+def engine_workers(engine: str, hashes: np.ndarray, n: int, max_parallelism: int = 0) -> np.ndarray:
+    """The worker (of ``n``) each hash of :func:`engine_hashes` or :func:`engine_text_hashes`
+    goes to: what the engine's strategy computes for those keys (Flink: key group ``h mod P``,
+    then its operator; ``max_parallelism`` 0 is Flink's default rule for ``n``, otherwise it
+    must lie in ``[n, 32768]``; the others ignore it)."""
+    if engine not in ENGINES:
+        raise SkewbenchError(f"engine must be one of {sorted(ENGINES)}, got {engine!r}")
+    check_number(f"{engine}: workers", n, 1, None, integer=True)
+    P = 1
+    if engine == "flink":
+        check_number("flink: max_parallelism", max_parallelism, 0, FLINK_MAX_MAX_PARALLELISM, integer=True)
+        P = int(max_parallelism) or flink_default_max_parallelism(n)
+        if not n <= P:
+            raise SkewbenchError(f"flink: max_parallelism must be an integer in [n, {FLINK_MAX_MAX_PARALLELISM}] = "
+                                 f"[{n}, {FLINK_MAX_MAX_PARALLELISM}] for n = {n} workers, got {P}")
+    h = np.ascontiguousarray(hashes, dtype=np.int64).reshape(-1)
+    out = np.empty(h.size, dtype=np.int64)
+    _workers_of(h, np.int64(ENGINES[engine]), np.int64(n), np.int64(P), out)
     return out
 
 
