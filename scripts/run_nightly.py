@@ -58,10 +58,10 @@ def expected_tasks(conf: dict) -> int | None:
     except Exception:  # the run itself reports a bad parameter; the bar then shows no total
         return None
     fams = len(resolved["families"])
-    # check_params, dataset_names, open_tracking, report, check_trend, prune_runs; per family plan,
+    # check_params, dataset_names, open_tracking, report, check_trend, prune_runs, site; per family plan,
     # spark_kwargs, log_to_mlflow, mark_failed; prepare_dataset per dataset; replay per Spark job
     # (one per family that has replays); validate per item
-    return 6 + 4 * fams + len(resolved["datasets"]) + len(nightly.replay_jobs(items)) + len(items)
+    return 7 + 4 * fams + len(resolved["datasets"]) + len(nightly.replay_jobs(items)) + len(items)
 
 
 class _Follow:

@@ -58,7 +58,7 @@ def nightly_states(failed_item: int = 3) -> dict[str, str]:
     items = nightly.plan_replays(conf, [{"name": e.name, "path": "", "fingerprint": "", "families": e.families}
                                         for e in entries], "/x")
     states = {t: "success" for t in ("check_params", "dataset_names", "open_tracking", "report", "check_trend",
-                                     "prune_runs")}
+                                     "prune_runs", "site")}
     states.update({f"prepare_dataset[{i}]": "success" for i in range(len(conf["datasets"]))})
     for fam in conf["families"]:
         mine = [it for it in items if it["family"] == fam]
