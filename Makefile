@@ -24,7 +24,7 @@ ROOT ?= $(STATE)/datasets
 PYTEST_ARGS ?=
 # make test and make reproduce run on both cores: pytest-xdist deals whole test files to two
 # workers (module fixtures stay computed once), the heaviest files first (tests/conftest.py)
-XDIST ?= -n 2 --dist loadfile --no-loadscopereorder
+XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
 DURATIONS := --durations=25
 
 export PYSPARK_PYTHON := $(BIN)/python

@@ -63,7 +63,7 @@ def standalone_cluster(tmp_path_factory):
 #: Seconds each heavy test file took under make reproduce / make test on two workers (measured
 #: 2026-11-28, xdist, this 2-core machine). Only the order of the run uses them: pytest-xdist
 #: deals whole files to the two workers (--dist loadfile) in collection order
-#: (--no-loadscopereorder), and the longest first is what keeps the two workers' ends close.
+#: (--no-loadscope-reorder), and the longest first is what keeps the two workers' ends close.
 #: A file missing here counts 0.2 s a test.
 FILE_SECONDS = {
     "tests/integration/test_scheduler_faults.py": 450, "tests/reproduction/test_dchoices_repro.py": 200,
