@@ -12,6 +12,9 @@
 #   make images     the Docker images of docker/compose.yaml, with or without an image registry
 #   make deploy-test the stack in Docker (its own daemon if none runs): the nightly through it, checked
 #   make lock       re-resolve requirements.lock from pyproject.toml (needs the package registry)
+#   make flink-env  the Flink environment .venv-flink (PyFlink 2.3 from requirements-flink.lock, apart
+#                   from the project's: its pins cannot share requirements.lock); make reproduce needs it
+#   make lock-flink re-resolve requirements-flink.lock from requirements-flink.in
 
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -52,13 +55,16 @@ KERNEL_SOURCES := src/skewbench/jit.py src/skewbench/aot.py $(wildcard src/skewb
 READY := $(STAMP) $(KERNELS)
 
 .PHONY: install bytecode run datasets ui ui-stop cluster cluster-stop test bench reproduce lock clean java browser docs \
-	docker-tools images deploy-test
+	docker-tools images deploy-test flink-env lock-flink
 
 install: $(READY)
 
+# a JDK, not only the runtime: Spark and Flink need Java, the known-answer tests compile small Java
+# programs with javac (tests/integration/test_engine_hashes.py, test_flink_engine.py)
 java:
-	@command -v java >/dev/null 2>&1 || { echo "Java not found: installing OpenJDK 17 (Spark needs it)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; }
+	@command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 || { \
+	  echo "Java or javac not found: installing OpenJDK 17's JDK (Spark and Flink need Java, the tests javac)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null; }
 
 # the browser tests drive Debian's Chromium with Playwright (no browser download works offline)
 browser:
@@ -72,6 +78,22 @@ $(STAMP): requirements.lock pyproject.toml | java
 	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e .
 	@$(MAKE) -s bytecode
 	@touch $@
+
+# The Flink environment: PyFlink (apache-flink, its Java jars included) in a virtual environment of
+# its own, from its own lock; its programs run as separate processes of that interpreter
+# (SKEWBENCH_FLINK_PYTHON, exported to the targets that use it). Built once, rebuilt from nothing
+# when the lock changes; prints how long it took. make test does not need it.
+FLINK_VENV := .venv-flink
+FLINK_STAMP := $(FLINK_VENV)/.installed
+FLINK_PYTHON := $(abspath $(FLINK_VENV))/bin/python
+
+flink-env: $(FLINK_STAMP)
+
+$(FLINK_STAMP): requirements-flink.lock | $(STAMP) java
+	@t0=$$(date +%s); echo "installing the Flink environment $(FLINK_VENV) from requirements-flink.lock"; \
+	rm -rf $(FLINK_VENV) && $(BIN)/uv venv -q --python $(PYTHON) $(FLINK_VENV) && \
+	$(BIN)/uv pip sync -q --compile-bytecode --python $(FLINK_VENV)/bin/python requirements-flink.lock && \
+	touch $@ && echo "the Flink environment took $$(( $$(date +%s) - t0 )) s ($(FLINK_PYTHON))"
 
 $(KERNELS): $(KERNEL_SOURCES) $(STAMP)
 	@echo "compiling the kernels ahead of time (python -m skewbench.aot, about a minute)"
@@ -130,7 +152,8 @@ docs: $(READY)
 # the slow checks: every test marked reproduction or slow, wherever it lives (every paper
 # reproduction target, the fault tests under Airflow's real scheduler, the 10^7-tuple generation
 # check, the long conformance and end-to-end cases); make test skips exactly these
-reproduce: $(READY) bytecode | browser
+reproduce: export SKEWBENCH_FLINK_PYTHON := $(FLINK_PYTHON)
+reproduce: $(READY) bytecode $(FLINK_STAMP) | browser
 	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q $(XDIST) $(DURATIONS) -m "reproduction or slow" $(PYTEST_ARGS) tests
 
 # the deployed stack (docs/deploy.md): Debian's Docker engine, docker-compose 1.29 and mmdebstrap
@@ -153,5 +176,9 @@ lock:
 	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra dev --python-version 3.11 \
 	  --python-platform x86_64-manylinux_2_28 --generate-hashes -o requirements.lock
 
+lock-flink:
+	$(BIN)/uv pip compile requirements-flink.in --python-version 3.11 \
+	  --python-platform x86_64-manylinux_2_28 --generate-hashes -o requirements-flink.lock
+
 clean:
-	rm -rf $(VENV) $(STATE) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(FLINK_VENV) $(STATE) .pytest_cache .hypothesis

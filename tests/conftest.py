@@ -49,6 +49,22 @@ def spark():
 
 
 @pytest.fixture(scope="session")
+def flink_env():
+    """The Flink environment (:func:`skewbench.settings.flink_environment`: ``make flink-env``, or
+    ``SKEWBENCH_FLINK_PYTHON``).  Missing, it fails the test under ``make reproduce``
+    (SKEWBENCH_REPRODUCE=full, which builds it first) and skips it otherwise."""
+    from skewbench.errors import SkewbenchError
+    from skewbench.settings import flink_environment
+
+    try:
+        return flink_environment()
+    except SkewbenchError as exc:
+        if os.environ.get("SKEWBENCH_REPRODUCE") == "full":
+            pytest.fail(str(exc), pytrace=False)
+        pytest.skip("needs the Flink environment (make flink-env)")
+
+
+@pytest.fixture(scope="session")
 def standalone_cluster(tmp_path_factory):
     """A real Spark standalone cluster on loopback: a master and two 1-core workers started from
     the installed pyspark (``skewbench.cluster``), shared by the run and stopped by process group."""
@@ -75,6 +91,7 @@ FILE_SECONDS = {
     "tests/integration/test_cluster.py": 40, "tests/integration/test_validation.py": 30,
     "tests/integration/test_engine_hashes.py": 25, "tests/integration/test_cli.py": 30,
     "tests/integration/test_cli_replay.py": 25, "tests/integration/test_tracking_server.py": 25,
+    "tests/integration/test_flink_engine.py": 40,
 }
 
 

@@ -506,6 +506,8 @@ DRIVERS: dict[str, Driver] = {
                       {"factor": 100, "vnodes": 3}],
             "salt": [{"merge_window": 500, "draw": "rr", "place": "offset", "theta": 0.02},
                      {"selector": "all", "salts": 3, "draw": "hashed", "merge_window": 64}],
+            # PyFlink's key_by (the key in a one-field Row), on a long and on a string key
+            "flink": [{"api": "pyflink"}, {"api": "pyflink", "key_format": "string", "max_parallelism": 1000}],
         },
         {"tuples": M}),
     "shedding": Driver(

@@ -1,8 +1,10 @@
 """Engine partitioners (Kafka, Flink, Spark RDD, Spark SQL): the numba kernels equal the
 plain-Python reference (every hash, every route; whole stream, batch splits, per-source feeding,
-bound key values), and practice.spec.md section 7 items 1 and 7-12 and the table of section 5.2
-hold.  The engines' own answers (Kafka's test vectors, the JVM, Spark) are checked in
-``tests/integration/test_engine_hashes.py``."""
+bound key values; Flink with both ``api`` values, Java's ``keyBy`` and PyFlink's ``key_by``), and
+practice.spec.md section 7 items 1 and 7-12 and the table of section 5.2 hold (items 8 and 9 for
+PyFlink's row keys too).  The engines' own answers (Kafka's test vectors, the JVM, Spark) are
+checked in ``tests/integration/test_engine_hashes.py``, Flink's own (its JVM classes and a real
+PyFlink job) in ``tests/integration/test_flink_engine.py``."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from tests.reference import engines_ref as ref
 
 NAMES = ref.ENGINES
 FORMATS = ref.FORMATS
+APIS = ref.APIS
 I64 = (-(1 << 63), (1 << 63) - 1)
 #: values where the serialisations and the 32-bit folds change behaviour
 EDGE = [0, 1, -1, 9, 10, 99, 100, -9, -10, -100, 999, 1000, 12345, 2**31 - 1, 2**31, -2**31, -2**31 - 1,
@@ -53,6 +56,7 @@ def cases(draw, names=NAMES):
     params = {"key_format": draw(st.sampled_from(FORMATS))}
     if name == "flink":
         params["max_parallelism"] = draw(st.sampled_from([0, 0, n, max(n, 128), max(n, 1000), 32768]))
+        params["api"] = draw(st.sampled_from(APIS))
     m = draw(st.integers(0, 80))
     values = None
     if draw(st.booleans()):
@@ -91,6 +95,37 @@ def test_engine_hashes_equal_reference(name, fmt, keys):
     got = engines.engine_hashes(name, keys, fmt)
     assert got.dtype == np.int64
     assert got.tolist() == [ref.engine_hash(name, k, fmt) for k in keys]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(FORMATS), st.sampled_from(APIS), st.lists(int64s, max_size=60),
+       st.lists(st.text(max_size=12), max_size=20), st.sampled_from([1, 5, 8, 100, 1000]), st.data())
+def test_flink_apis_equal_reference(fmt, api, keys, texts, n, data):
+    """Flink's two keys (the key itself, PyFlink's Row.of(key)) for integer keys of both formats
+    and for any text (non-BMP characters included): hashes, key groups and workers; the texts of
+    integers hash as key_format "string" does."""
+    P = data.draw(st.sampled_from([0, n, max(n, 128), 32768]))
+    got = engines.engine_hashes("flink", keys, fmt, api)
+    assert got.tolist() == [ref.engine_hash("flink", k, fmt, api) for k in keys]
+    Pk = P or engines.flink_default_max_parallelism(n)
+    assert [engines.flink_key_group(k, Pk, fmt, api) for k in keys[:8]] == \
+        [ref.key_group(k, Pk, fmt, api) for k in keys[:8]]
+    workers = engines.engine_workers("flink", got, n, P)
+    assert workers.tolist() == [ref.partition("flink", k, n, fmt, P, api) for k in keys]
+    text_hashes = engines.engine_text_hashes("flink", texts, api=api)
+    codes = [ref.string_hash_code(t) for t in texts]
+    assert text_hashes.tolist() == [ref.flink_murmur_hash(c if api == "datastream" else ref.row_hash_code([c]))
+                                    for c in codes]
+    assert engines.engine_text_hashes("flink", [str(k) for k in keys], api=api).tolist() == \
+        engines.engine_hashes("flink", keys, "string", api).tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(-2**31, 2**32 - 1))
+def test_flink_row_hash_equals_reference(code):
+    """Row.of(key).hashCode: the kernel's 62 + code (wrapping) equals the reference's composition
+    (kind byte, the fields array, each field as a one-element array), for codes near the wrap too."""
+    assert engines.flink_row_hash(code) == ref.row_hash_code([ref.i32(code)]) == ref.i32(code + 62)
 
 
 @settings(max_examples=60, deadline=None)
@@ -232,6 +267,18 @@ def test_parameter_errors(name):
     if name != "flink":
         with pytest.raises(SkewbenchError, match=rf"{name}: unknown parameter\(s\) \['max_parallelism'\]"):
             make(name, 4, max_parallelism=128)
+        with pytest.raises(SkewbenchError, match=rf"{name}: unknown parameter\(s\) \['api'\]"):
+            make(name, 4, api="pyflink")
+        with pytest.raises(SkewbenchError, match=rf"^{name}: api applies to flink only, got 'pyflink'$"):
+            engines.engine_hashes(name, [1], "long", "pyflink")
+        with pytest.raises(SkewbenchError, match=rf"^{name}: api applies to flink only, got 'pyflink'$"):
+            engines.engine_text_hashes(name, ["1"], api="pyflink")
+    else:
+        for bad in ("table", "DataStream", None):
+            with pytest.raises(SkewbenchError, match=r"^flink: api must be one of \['datastream', 'pyflink'\], got "):
+                make(name, 4, api=bad)
+        with pytest.raises(SkewbenchError, match=r"^flink: api must be one of \['datastream', 'pyflink'\], got 'java'$"):
+            engines.engine_hashes(name, [1], "long", "java")
 
 
 def test_flink_max_parallelism_errors_and_resolution():
@@ -244,7 +291,8 @@ def test_flink_max_parallelism_errors_and_resolution():
     with pytest.raises(SkewbenchError, match=r"flink: n = 40000 workers exceed Flink's largest max parallelism 32768: "
                                              r"max_parallelism must be an integer in \[n, 32768\] or 0"):
         make("flink", 40000)
-    assert make("flink", 100).describe_params() == {"key_format": "long", "max_parallelism": 256}
+    assert make("flink", 100).describe_params() == {"key_format": "long", "max_parallelism": 256, "api": "datastream"}
+    assert make("flink", 100, api="pyflink").describe_params()["api"] == "pyflink"
     assert make("flink", 100, max_parallelism=100).describe_params()["max_parallelism"] == 100
     assert make("flink", 32768).summary() == {"max_parallelism": 32768.0, "key_groups_per_operator_min": 1.0,
                                               "key_groups_per_operator_max": 1.0}
@@ -285,50 +333,54 @@ def test_flink_operator_ranges_example():  # 8: P = 128, n = 10: eight own 13, t
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.sampled_from([1, 2, 10, 128, 1000, 32768]), st.sampled_from(FORMATS),
+@given(st.sampled_from([1, 2, 10, 128, 1000, 32768]), st.sampled_from(FORMATS), st.sampled_from(APIS),
        st.lists(int64s, min_size=1, max_size=40))
-def test_flink_n_equal_p_gives_the_key_group(P, fmt, keys):  # 9
-    out = make("flink", P, max_parallelism=P, key_format=fmt).route(make_batch(range(len(keys)), keys))
-    assert out.tolist() == [ref.key_group(k, P, fmt) for k in keys]
-    assert out.tolist() == [engines.flink_key_group(k, P, fmt) for k in keys]
+def test_flink_n_equal_p_gives_the_key_group(P, fmt, api, keys):  # 9
+    out = make("flink", P, max_parallelism=P, key_format=fmt, api=api).route(make_batch(range(len(keys)), keys))
+    assert out.tolist() == [ref.key_group(k, P, fmt, api) for k in keys]
+    assert out.tolist() == [engines.flink_key_group(k, P, fmt, api) for k in keys]
 
 
-def _murmur_block_preimage(target: int) -> int:
-    """The 32-bit code whose one-block MurmurHash3 (seed 0, length 4) is ``target``: every step
-    is a bijection of 32-bit words, inverted here."""
-    M = 1 << 32
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2**31 - 63), min_size=1, max_size=60), st.integers(1, 300), st.data())
+def test_pyflink_long_key_routes_as_the_java_key_62_above(keys, n, data):
+    """PyFlink's key_by on a long k hashes Row.of(k), whose hashCode is Long.hashCode(k) + 62:
+    for 0 <= k <= 2^31 - 63 (where Long.hashCode(k) = k), api "pyflink" routes k exactly as Java's
+    keyBy routes k + 62, for any n and max parallelism; and both APIs give every operator the
+    same key groups (the summary does not depend on the API)."""
+    P = data.draw(st.sampled_from([0, n, max(n, 128), 32768]))
+    seq = range(len(keys))
+    py = make("flink", n, max_parallelism=P, api="pyflink")
+    java = make("flink", n, max_parallelism=P)
+    assert py.route(make_batch(seq, keys)).tolist() == java.route(make_batch(seq, [k + 62 for k in keys])).tolist()
+    assert py.summary() == java.summary()
 
-    def unxorshift(h, r):
-        x = h
-        for _ in range(32 // r + 1):
-            x = h ^ (x >> r)
-        return x & ref.M32
 
-    h = target & ref.M32
-    h = unxorshift(h, 16)
-    h = (h * pow(0xC2B2AE35, -1, M)) % M
-    h = unxorshift(h, 13)
-    h = (h * pow(0x85EBCA6B, -1, M)) % M
-    h = unxorshift(h, 16)
-    h ^= 4
-    h = ((h - 0xE6546B64) * pow(5, -1, M)) % M
-    h = ref.rotl32(h, 32 - 13)  # mixH1 with h = 0: rotl13 of k1
-    h = (h * pow(0x1B873593, -1, M)) % M
-    h = ref.rotl32(h, 32 - 15)
-    return (h * pow(0xCC9E2D51, -1, M)) % M
+def test_the_apis_route_differently():
+    """The row's 62 moves keys: on 10^4 dense keys at n = 8 most keys change operator, the
+    per-worker loads differ, and each API keeps its total."""
+    keys = np.arange(10_000)
+    a = make("flink", 8).route(make_batch(keys, keys))
+    b = make("flink", 8, api="pyflink").route(make_batch(keys, keys))
+    assert (a != b).mean() > 0.8
+    assert np.bincount(a, minlength=8).tolist() != np.bincount(b, minlength=8).tolist()
+    assert np.bincount(b, minlength=8).sum() == 10_000
 
 
 def test_flink_min_int_maps_to_zero():  # 9
-    code = _murmur_block_preimage(1 << 31)
+    code = ref.murmur_block_preimage(1 << 31)
     assert ref.m3int(code, 0) == -(1 << 31)
     assert engines.flink_murmur_hash(code) == 0 == ref.flink_murmur_hash(code)
     k = code  # 0 <= code < 2^32, so Long.hashCode(k) = code
     assert engines.java_long_hash(k) == ref.i32(code)
     for n in (1, 7, 128):
         assert make("flink", n, max_parallelism=128).route(make_batch([0], [k])).tolist() == [0]
+        # PyFlink's Row.of(k - 62) hashes to that code too; kg 0 is operator 0 whatever n
+        assert make("flink", n, max_parallelism=128, api="pyflink").route(make_batch([0], [k - 62])).tolist() == [0]
+    assert engines.engine_hashes("flink", [k - 62], "long", "pyflink").tolist() == [0]
     # the neighbours are ordinary negatives, negated
     for target in ((1 << 31) + 1, 0xFFFFFFFF):
-        c = _murmur_block_preimage(target)
+        c = ref.murmur_block_preimage(target)
         assert engines.flink_murmur_hash(c) == (1 << 32) - target
 
 

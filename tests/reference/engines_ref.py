@@ -1,5 +1,6 @@
 """Plain-Python reference of the engines' partitioners (practice.spec.md 1.3, 1.4, 2.2-2.4), used
-only by tests.
+only by tests; and of the key PyFlink's ``key_by`` hands Flink, a one-field ``Row`` (not in the
+spec: Flink 2.3's ``Row.hashCode``, written out here field by field as ``RowUtils`` composes it).
 
 One tuple at a time with Python ints, every 32-bit result masked by hand (``& 0xFFFFFFFF``) and
 read as two's complement where Java would; Java's truncated remainder ``tmod`` is written out.
@@ -12,6 +13,8 @@ from __future__ import annotations
 M32 = 0xFFFFFFFF
 ENGINES = ("kafka", "flink", "spark-hash", "spark-sql")
 FORMATS = ("long", "string")
+APIS = ("datastream", "pyflink")  # Flink's key: the key itself, or PyFlink's one-field Row holding it
+ROW_KIND_INSERT = 0  # RowKind.INSERT.toByteValue()
 
 
 def i32(x: int) -> int:
@@ -62,6 +65,28 @@ def string_hash_code(s: str) -> int:
 
 def hash_code(k: int, key_format: str) -> int:
     return long_hash_code(k) if key_format == "long" else string_hash_code(dec(k))
+
+
+def java_array_hash(element_hashes: list[int]) -> int:
+    """``Arrays.hashCode`` / ``Arrays.deepHashCode`` of an array whose elements hash as given."""
+    h = 1
+    for e in element_hashes:
+        h = (31 * h + e) & M32
+    return i32(h)
+
+
+def row_hash_code(field_hashes: list[int], kind: int = ROW_KIND_INSERT) -> int:
+    """Flink 2.3 ``Row.hashCode`` (``RowUtils.deepHashCodeRow``) of a positional row of plain
+    fields (no nested row, array, map or list): ``31 * kind`` plus the hash of its fields array,
+    where each field counts as ``Arrays.deepHashCode`` of the one-element array holding it."""
+    return i32(31 * kind + java_array_hash([java_array_hash([h]) for h in field_hashes]))
+
+
+def flink_key_hash_code(k: int, key_format: str, api: str = "datastream") -> int:
+    """The ``hashCode`` Flink's key-group assignment hashes: the key's (Java ``keyBy``), or that of
+    PyFlink's ``key_by`` key, ``Row.of(key)``."""
+    code = hash_code(k, key_format)
+    return code if api == "datastream" else row_hash_code([code])
 
 
 # ---- MurmurHash3 x86_32 steps (spec 1.4)
@@ -171,8 +196,33 @@ def flink_murmur_hash(code: int) -> int:
     return 0
 
 
-def key_group(k: int, P: int, key_format: str = "long") -> int:
-    return flink_murmur_hash(hash_code(k, key_format)) % P
+def murmur_block_preimage(target: int) -> int:
+    """The 32-bit code whose one-block MurmurHash3 (seed 0, length 4) is ``target``: every step
+    is a bijection of 32-bit words, inverted here."""
+    M = 1 << 32
+
+    def unxorshift(h, r):
+        x = h
+        for _ in range(32 // r + 1):
+            x = h ^ (x >> r)
+        return x & M32
+
+    h = target & M32
+    h = unxorshift(h, 16)
+    h = (h * pow(0xC2B2AE35, -1, M)) % M
+    h = unxorshift(h, 13)
+    h = (h * pow(0x85EBCA6B, -1, M)) % M
+    h = unxorshift(h, 16)
+    h ^= 4
+    h = ((h - 0xE6546B64) * pow(5, -1, M)) % M
+    h = rotl32(h, 32 - 13)  # mixH1 with h = 0: rotl13 of k1
+    h = (h * pow(0x1B873593, -1, M)) % M
+    h = rotl32(h, 32 - 15)
+    return (h * pow(0xCC9E2D51, -1, M)) % M
+
+
+def key_group(k: int, P: int, key_format: str = "long", api: str = "datastream") -> int:
+    return flink_murmur_hash(flink_key_hash_code(k, key_format, api)) % P
 
 
 def operator_index(kg: int, P: int, n: int) -> int:
@@ -184,8 +234,8 @@ def key_group_range(i: int, P: int, n: int) -> tuple[int, int]:
     return (i * P + n - 1) // n, ((i + 1) * P - 1) // n
 
 
-def flink_partition(k: int, n: int, P: int, key_format: str = "long") -> int:
-    return operator_index(key_group(k, P, key_format), P, n)
+def flink_partition(k: int, n: int, P: int, key_format: str = "long", api: str = "datastream") -> int:
+    return operator_index(key_group(k, P, key_format, api), P, n)
 
 
 # ---- Spark (spec 2.4)
@@ -211,22 +261,23 @@ def spark_sql_partition(k: int, n: int, key_format: str = "long") -> int:
     return pmod(spark_sql_hash(k, key_format), n)
 
 
-def engine_hash(engine: str, k: int, key_format: str = "long") -> int:
+def engine_hash(engine: str, k: int, key_format: str = "long", api: str = "datastream") -> int:
     """What ``engines.engine_hashes`` returns for one key value."""
     if engine == "kafka":
         return murmur2(kafka_bytes(k, key_format))
     if engine == "flink":
-        return flink_murmur_hash(hash_code(k, key_format))
+        return flink_murmur_hash(flink_key_hash_code(k, key_format, api))
     if engine == "spark-hash":
         return hash_code(k, key_format)
     return spark_sql_hash(k, key_format)
 
 
-def partition(engine: str, k: int, n: int, key_format: str = "long", max_parallelism: int = 0) -> int:
+def partition(engine: str, k: int, n: int, key_format: str = "long", max_parallelism: int = 0,
+              api: str = "datastream") -> int:
     if engine == "kafka":
         return kafka_partition(k, n, key_format)
     if engine == "flink":
-        return flink_partition(k, n, max_parallelism or default_max_parallelism(n), key_format)
+        return flink_partition(k, n, max_parallelism or default_max_parallelism(n), key_format, api)
     if engine == "spark-hash":
         return spark_rdd_partition(k, n, key_format)
     return spark_sql_partition(k, n, key_format)
@@ -238,9 +289,9 @@ class Reference:
     ``l[j][w]``."""
 
     def __init__(self, engine: str, n: int, s: int, key_format: str = "long", max_parallelism: int = 0,
-                 key_values: list[int] | None = None):
+                 key_values: list[int] | None = None, api: str = "datastream"):
         self.engine, self.n, self.s = engine, n, s
-        self.key_format, self.P = key_format, max_parallelism
+        self.key_format, self.P, self.api = key_format, max_parallelism, api
         self.key_values = key_values
         self.l = [[0] * n for _ in range(s)]
 
@@ -249,7 +300,7 @@ class Reference:
         for t, k in zip(seq, keys):
             j = t % self.s
             v = k if self.key_values is None else self.key_values[k]
-            w = partition(self.engine, v, self.n, self.key_format, self.P)
+            w = partition(self.engine, v, self.n, self.key_format, self.P, self.api)
             self.l[j][w] += 1
             out.append(w)
         return out

@@ -41,8 +41,22 @@ Strategies
     parallelism: ``max_parallelism = 0`` applies Flink's default rule for ``n``,
     ``min(max(roundUpPow2(n + n div 2), 128), 32768)``; an explicit value must satisfy
     ``n <= P <= 32768`` (spec 2.2 preconditions; a setting that the job would refuse is refused
-    here).  DataStream ``keyBy`` on a ``Long`` or ``String`` key only: Table API / SQL row keys
-    hash differently and are out of scope (spec A5).
+    here).  A ``Long`` or ``String`` key; ``api`` says whose ``hashCode`` is hashed:
+
+    * ``"datastream"`` (default): Java's DataStream ``keyBy``, the key's own (spec 2.2, A5);
+    * ``"pyflink"``: PyFlink's ``key_by(selector, key_type=Types.LONG() or Types.STRING())``.
+      PyFlink pairs each record with its key in a row and keys that stream by
+      ``Types.ROW([key_type])`` (``pyflink/datastream/data_stream.py``, ``DataStream.key_by``);
+      the Java key selector it uses (``KeyByKeySelector`` of ``flink-python``) returns a new
+      one-field ``Row`` holding the key, so Flink hashes that row's ``hashCode``.  In Flink 2.3
+      (``Row.hashCode`` and ``RowUtils.deepHashCodeRow`` of ``flink-core``, read from the
+      jars' classes) that is ``31 * kind`` (``INSERT``: 0) plus the hash of the fields array,
+      ``31 * 1 + h(field)``, where a field that is not itself a row, array, map or list counts
+      as the one-element array holding it, ``h = 31 * 1 + hashCode``: in all ``62 + hashCode``
+      of the ``Long`` or ``String`` (32-bit, wrapping), checked against Flink's JVM and a real
+      PyFlink job in ``tests/integration/test_flink_engine.py``.  The key group and operator
+      then follow as above.  PyFlink's default key type (no ``key_type``: pickled bytes) and
+      Table API / SQL keys (binary rows) hash otherwise and are out of scope.
 ``spark-hash``
     Spark RDD's ``HashPartitioner`` (line SP1): ``nonNegativeMod(hashCode, n)`` of the boxed
     ``java.lang.Long`` (not Scala's ``##``, which differs for negatives that fit an int) or of the
@@ -80,14 +94,14 @@ Routing is stateless; like every router the strategy keeps the local loads ``l_j
 (spec 2.0; :meth:`local_loads`).  ``flink``'s ``summary()`` reports ``max_parallelism`` (``P`` in
 use) and ``key_groups_per_operator_min`` / ``_max`` (``floor(P/n)`` and ``ceil(P/n)``, counted
 from the operator ranges); the others report nothing.  ``describe_params()`` gives ``flink``'s
-resolved ``max_parallelism``.
+resolved ``max_parallelism`` (and its ``api``).
 
 Helpers for tests and figures (plain functions, the same compiled code as the strategies):
 :func:`java_long_hash`, :func:`java_string_hash`, :func:`kafka_murmur2`, :func:`engine_hashes`,
 :func:`engine_text_hashes` (text keys: a Java ``String``), :func:`engine_workers` (hashes to
-workers), :func:`flink_murmur_hash`, :func:`flink_default_max_parallelism`, :func:`flink_key_group`,
-:func:`flink_operator_index`, :func:`spark_murmur3_int`, :func:`spark_murmur3_long`,
-:func:`spark_murmur3_bytes`.
+workers), :func:`flink_murmur_hash`, :func:`flink_row_hash` (PyFlink's row key),
+:func:`flink_default_max_parallelism`, :func:`flink_key_group`, :func:`flink_operator_index`,
+:func:`spark_murmur3_int`, :func:`spark_murmur3_long`, :func:`spark_murmur3_bytes`.
 """
 
 from __future__ import annotations
@@ -102,9 +116,9 @@ from skewbench.grouping.base import check_number, next_source
 from skewbench.grouping.dchoices import _Routed
 
 __all__ = [
-    "Kafka", "Flink", "SparkHash", "SparkSQL", "KEY_FORMATS", "ENGINES",
+    "Kafka", "Flink", "SparkHash", "SparkSQL", "KEY_FORMATS", "ENGINES", "FLINK_APIS",
     "java_long_hash", "java_string_hash", "kafka_murmur2", "engine_hashes", "engine_text_hashes",
-    "engine_workers", "flink_murmur_hash",
+    "engine_workers", "flink_murmur_hash", "flink_row_hash",
     "flink_default_max_parallelism", "flink_key_group", "flink_operator_index",
     "spark_murmur3_int", "spark_murmur3_long", "spark_murmur3_bytes",
 ]
@@ -114,7 +128,11 @@ KEY_FORMATS = {"long": 0, "string": 1}
 #: the engines, by strategy name (kernel code)
 ENGINES = {"kafka": 0, "flink": 1, "spark-hash": 2, "spark-sql": 3}
 _KAFKA, _FLINK, _RDD, _SQL = 0, 1, 2, 3
+_FLINK_ROW = 4  # kernel code of flink with api "pyflink": the key's hashCode through a one-field Row's
 _LONG, _STRING = 0, 1
+#: Flink's key as the job sees it, by ``api`` value of the ``flink`` strategy (kernel engine code):
+#: the key itself (DataStream ``keyBy`` in Java), or the key in a one-field ``Row`` (PyFlink ``key_by``)
+FLINK_APIS = {"datastream": _FLINK, "pyflink": _FLINK_ROW}
 
 FLINK_MIN_MAX_PARALLELISM = 1 << 7  # Flink's lower bound of the default max parallelism
 FLINK_MAX_MAX_PARALLELISM = 1 << 15  # Flink's upper bound of any max parallelism
@@ -162,6 +180,11 @@ _UTF8_4 = np.uint64(0xF0)
 _PLANE1 = np.uint64(0x10000)
 _HI_SURROGATE = np.uint64(0xD800)
 _LO_SURROGATE = np.uint64(0xDC00)
+# Row.hashCode of a row of kind INSERT (kind byte 0) with one field f: 31 * 0 + the fields' array
+# hash 31 * 1 + h(f), where a field that is no row, array, map or list hashes as the one-element
+# array [f], 31 * 1 + f.hashCode() (module docstring, "flink")
+_ROW_INSERT = 0
+_ROW_OFFSET = np.uint64((31 * _ROW_INSERT + 31 * 1 + 31 * 1) & 0xFFFFFFFF)  # 62
 
 
 # --------------------------------------------------------------------------------------------
@@ -350,9 +373,16 @@ def _flink_murmur(code):
 
 
 @njit(cache=True)
+def _row_hash(code):
+    """``Row.hashCode`` of a one-field ``INSERT`` row whose field's ``hashCode`` is ``code``."""
+    return (code + _ROW_OFFSET) & _M32
+
+
+@njit(cache=True)
 def _engine_hash(v, engine, fmt, buf):
     """The engine's hash of key value ``v`` (int64): Kafka ``murmur2`` and Spark's ``hashCode``
-    and ``Murmur3Hash`` as signed 32-bit values, Flink's ``murmurHash`` (>= 0)."""
+    and ``Murmur3Hash`` as signed 32-bit values, Flink's ``murmurHash`` (>= 0) of the key's
+    ``hashCode`` (``_FLINK``) or of its one-field row's (``_FLINK_ROW``)."""
     if engine == _KAFKA:
         if fmt == _LONG:
             return _i32(_murmur2_be8(v))
@@ -366,6 +396,8 @@ def _engine_hash(v, engine, fmt, buf):
     code = _long_hash(v) if fmt == _LONG else _string_hash(v)
     if engine == _FLINK:
         return _flink_murmur(code)
+    if engine == _FLINK_ROW:
+        return _flink_murmur(_row_hash(code))
     return _i32(code)
 
 
@@ -376,7 +408,7 @@ def _engine_worker(h, engine, n, p, off):
     un = np.uint64(n)
     if engine == _KAFKA:
         return np.int64((np.uint64(h) & _POS) % un)  # toPositive, then mod
-    if engine == _FLINK:
+    if engine == _FLINK or engine == _FLINK_ROW:
         up = np.uint64(p)
         return np.int64((np.uint64(h) % up) * un // up)  # key group (h >= 0), then its operator
     # nonNegativeMod / pmod: the non-negative remainder, as (h + off) mod n
@@ -419,6 +451,11 @@ def _route_engine(seq, key, sources, n, engine, fmt, p, load, out):
             _route_loop(seq, key, sources, n, _FLINK, _LONG, p, load, out)
         else:
             _route_loop(seq, key, sources, n, _FLINK, _STRING, p, load, out)
+    elif engine == _FLINK_ROW:
+        if fmt == _LONG:
+            _route_loop(seq, key, sources, n, _FLINK_ROW, _LONG, p, load, out)
+        else:
+            _route_loop(seq, key, sources, n, _FLINK_ROW, _STRING, p, load, out)
     elif engine == _RDD:
         if fmt == _LONG:
             _route_loop(seq, key, sources, n, _RDD, _LONG, p, load, out)
@@ -513,7 +550,8 @@ def _java_text_hash(buf, start, length):
 def _hash_texts(data, offsets, engine, out):
     """The engine's hash (as :func:`_engine_hash`) of each text key ``data[offsets[i]:offsets[i + 1]]``
     (UTF-8): Kafka ``murmur2`` of the bytes (``StringSerializer``), Spark SQL's legacy byte hash
-    (``StringType``), Java ``String.hashCode`` for Spark RDD and, through ``murmurHash``, Flink."""
+    (``StringType``), Java ``String.hashCode`` for Spark RDD and, through ``murmurHash``, Flink
+    (through its one-field row's ``hashCode`` too for ``_FLINK_ROW``)."""
     for i in range(offsets.shape[0] - 1):
         start = offsets[i]
         length = offsets[i + 1] - start
@@ -523,6 +561,8 @@ def _hash_texts(data, offsets, engine, out):
             out[i] = _i32(_m3_bytes(data, start, length, np.uint64(SPARK_SQL_SEED)))
         elif engine == _FLINK:
             out[i] = _flink_murmur(_java_text_hash(data, start, length))
+        elif engine == _FLINK_ROW:
+            out[i] = _flink_murmur(_row_hash(_java_text_hash(data, start, length)))
         else:
             out[i] = _i32(_java_text_hash(data, start, length))
 
@@ -552,6 +592,11 @@ def _flink_murmur_of(code):
     return _flink_murmur(np.uint64(code) & _M32)
 
 
+@njit(cache=True)
+def _row_hash_of(code):
+    return _i32(_row_hash(np.uint64(code) & _M32))
+
+
 # --------------------------------------------------------------------------------------------
 # plain helpers (tests, figures): the same compiled functions as the strategies
 
@@ -570,28 +615,48 @@ def _key_format(who: str, fmt: Any) -> int:
     return KEY_FORMATS[fmt]
 
 
-def engine_hashes(engine: str, keys: Iterable[int] | np.ndarray, key_format: str = "long") -> np.ndarray:
+def _flink_api(api: Any) -> int:
+    if api not in FLINK_APIS:
+        raise SkewbenchError(f"flink: api must be one of {sorted(FLINK_APIS)}, got {api!r}")
+    return FLINK_APIS[api]
+
+
+def _engine_code(engine: str, api: str) -> int:
+    """The kernel's code of ``engine``; ``api`` (:data:`FLINK_APIS`) chooses Flink's key."""
+    if engine not in ENGINES:
+        raise SkewbenchError(f"engine must be one of {sorted(ENGINES)}, got {engine!r}")
+    if engine == "flink":
+        return _flink_api(api)
+    if api != "datastream":
+        raise SkewbenchError(f"{engine}: api applies to flink only, got {api!r}")
+    return ENGINES[engine]
+
+
+def engine_hashes(engine: str, keys: Iterable[int] | np.ndarray, key_format: str = "long",
+                  api: str = "datastream") -> np.ndarray:
     """The hash ``engine`` (``"kafka"``, ``"flink"``, ``"spark-hash"``, ``"spark-sql"``) computes
     for each key value (int64 array): Kafka ``murmur2`` (before ``toPositive``), Flink
     ``murmurHash(hashCode)`` (>= 0), Spark RDD's Java ``hashCode``, Spark SQL's ``Murmur3Hash``
-    (seed 42), each of the ``long`` or ``string`` serialisation."""
-    if engine not in ENGINES:
-        raise SkewbenchError(f"engine must be one of {sorted(ENGINES)}, got {engine!r}")
+    (seed 42), each of the ``long`` or ``string`` serialisation.  Flink's ``api`` (the strategy's
+    parameter): ``"datastream"`` hashes the key's ``hashCode``, ``"pyflink"`` its one-field
+    ``Row``'s (:func:`flink_row_hash`); the other engines take ``"datastream"`` only."""
+    code = _engine_code(engine, api)
     values = _int64_array(keys)
     out = np.empty(values.size, dtype=np.int64)
-    _hash_values(values, np.int64(ENGINES[engine]), np.int64(_key_format(engine, key_format)), out)
+    _hash_values(values, np.int64(code), np.int64(_key_format(engine, key_format)), out)
     return out
 
 
-def engine_text_hashes(engine: str, texts: Sequence[str] | tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def engine_text_hashes(engine: str, texts: Sequence[str] | tuple[np.ndarray, np.ndarray],
+                       api: str = "datastream") -> np.ndarray:
     """The hash ``engine`` computes for each text key, a Java ``String`` (its UTF-8 bytes for
     Kafka's ``StringSerializer`` and a Spark SQL ``StringType`` column, its UTF-16 code units
     for ``String.hashCode``): the same values as :func:`engine_hashes` with
     ``key_format="string"`` where the text is an integer's decimal text.  ``texts``: strings, or
     their UTF-8 bytes concatenated (uint8) with ``offsets`` (int64, one more than the keys, key
-    ``i`` at ``data[offsets[i]:offsets[i + 1]]``), which must be valid UTF-8."""
-    if engine not in ENGINES:
-        raise SkewbenchError(f"engine must be one of {sorted(ENGINES)}, got {engine!r}")
+    ``i`` at ``data[offsets[i]:offsets[i + 1]]``), which must be valid UTF-8.  ``api`` as for
+    :func:`engine_hashes`."""
+    code = _engine_code(engine, api)
     if isinstance(texts, tuple):
         data, offsets = (np.ascontiguousarray(a, dtype=t) for a, t in zip(texts, (np.uint8, np.int64)))
         if offsets.ndim != 1 or offsets.size < 1 or offsets[0] < 0 or np.any(np.diff(offsets) < 0) \
@@ -603,7 +668,7 @@ def engine_text_hashes(engine: str, texts: Sequence[str] | tuple[np.ndarray, np.
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
     out = np.empty(offsets.size - 1, dtype=np.int64)
-    _hash_texts(data, offsets, np.int64(ENGINES[engine]), out)
+    _hash_texts(data, offsets, np.int64(code), out)
     return out
 
 
@@ -648,6 +713,12 @@ def flink_murmur_hash(code: int) -> int:
     return int(_flink_murmur_of(np.int64(int(code) & 0xFFFFFFFF)))
 
 
+def flink_row_hash(code: int) -> int:
+    """Flink ``Row.hashCode`` of a one-field row of kind ``INSERT`` whose field's ``hashCode`` is
+    the 32-bit ``code``: ``62 + code`` (signed 32-bit, wrapping), PyFlink's ``key_by`` key."""
+    return int(_row_hash_of(np.int64(int(code) & 0xFFFFFFFF)))
+
+
 def flink_default_max_parallelism(n: int) -> int:
     """Flink's default max parallelism for an operator of parallelism ``n`` (spec 2.2)."""
     check_number("flink: workers", n, 1, None, integer=True)
@@ -656,10 +727,11 @@ def flink_default_max_parallelism(n: int) -> int:
     return min(max(pow2, FLINK_MIN_MAX_PARALLELISM), FLINK_MAX_MAX_PARALLELISM)
 
 
-def flink_key_group(k: int, max_parallelism: int, key_format: str = "long") -> int:
-    """The key group of key value ``k`` among ``max_parallelism`` groups."""
+def flink_key_group(k: int, max_parallelism: int, key_format: str = "long", api: str = "datastream") -> int:
+    """The key group of key value ``k`` among ``max_parallelism`` groups (``api`` as for
+    :func:`engine_hashes`)."""
     check_number("flink: max_parallelism", max_parallelism, 1, FLINK_MAX_MAX_PARALLELISM, integer=True)
-    return int(engine_hashes("flink", [k], key_format)[0]) % int(max_parallelism)
+    return int(engine_hashes("flink", [k], key_format, api)[0]) % int(max_parallelism)
 
 
 def flink_operator_index(key_group: int | np.ndarray, max_parallelism: int, n: int) -> Any:
@@ -748,12 +820,15 @@ class Kafka(_Engine):
 class Flink(_Engine):
     name = "flink"
     description = "Flink keyBy: murmurHash(hashCode) mod max parallelism gives a key group, ranges of groups per operator"
-    defaults: dict[str, Any] = {"key_format": "long", "max_parallelism": 0}
+    defaults: dict[str, Any] = {"key_format": "long", "max_parallelism": 0, "api": "datastream"}
     param_docs = {
         "key_format": _FORMAT_DOC,
         "max_parallelism": ("Flink's max parallelism P, the number of key groups: 0 (default) "
                             "applies Flink's rule min(max(roundUpPow2(n + n // 2), 128), 32768) "
                             "for n workers, otherwise an integer with n <= P <= 32768."),
+        "api": ("Which API keys the stream: 'datastream' (default) is Java's DataStream keyBy, hashing "
+                "the key's own hashCode; 'pyflink' is PyFlink's key_by, which wraps the key in a "
+                "one-field Row whose hashCode is 62 + the key's (32-bit)."),
     }
     route_cost = 0.2
     _engine = _FLINK
@@ -761,6 +836,7 @@ class Flink(_Engine):
     def _setup(self) -> None:
         super()._setup()
         p, n = self.params, self.workers
+        self._engine = _flink_api(p["api"])
         check_number("flink: max_parallelism", p["max_parallelism"], 0, FLINK_MAX_MAX_PARALLELISM, integer=True)
         P = int(p["max_parallelism"]) or flink_default_max_parallelism(n)
         if n > P and int(p["max_parallelism"]):
