@@ -91,6 +91,7 @@ FILE_SECONDS = {
     "tests/integration/test_cluster.py": 40, "tests/integration/test_validation.py": 30,
     "tests/integration/test_engine_hashes.py": 25, "tests/integration/test_cli.py": 30,
     "tests/integration/test_cli_replay.py": 25, "tests/integration/test_tracking_server.py": 25,
+    "tests/reproduction/test_live_repro.py": 190,
     "tests/integration/test_flink_engine.py": 40,
 }
 

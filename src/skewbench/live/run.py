@@ -1,9 +1,10 @@
 """A live run: the stream's phases on each engine, measured, predicted and compared.
 
-For each engine: first a calibration phase (the run's first tuples, round robin over the
-workers, all due at once, so every worker is backlogged) from which the engine's per-tuple
-overhead and transport delay are measured (:func:`skewbench.live.predict.calibrate`), once per run
-and engine, never per strategy; then each strategy's phase (routed: its own decisions executed
+For each engine: first two calibration phases (:func:`calibration_phases`: the run's first
+tuples round robin over the workers, all due at once, then at a quarter of the capacity) from
+which the engine's per-tuple overhead (:func:`skewbench.live.predict.calibrate`) and transport
+delay (due to start on an idle worker, median) are measured, once per run and engine, never per
+strategy; then each strategy's phase (routed: its own decisions executed
 exactly), and the engine's native routing where it has one (``flink`` on Flink: Flink's keyBy;
 ``spark-sql`` on Spark: ``repartition(p, key)``).  Every phase's records per worker must equal the
 strategy's loads to the tuple (:class:`RoutingMismatch` otherwise: the run fails and shows both).
@@ -29,6 +30,7 @@ from skewbench.live.config import NATIVE, LiveConfig
 from skewbench.live.predict import Overheads, calibrate, predict, timing_metrics
 
 CALIBRATION = "calibration"
+CALIBRATION_IDLE = "calibration-idle"
 #: the most tuples the calibration phase uses
 CALIBRATION_TUPLES = 2000
 
@@ -44,17 +46,26 @@ class LiveResult:
     overheads: dict[str, dict[str, float]]
     stream: dict[str, Any]
     seconds: dict[str, float] = field(default_factory=dict)
+    #: each strategy's routed phase (its decisions), by strategy name; not in :meth:`to_dict`
+    phases: dict[str, dec.Phase] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"rows": self.rows, "agreement": self.agreement, "overheads": self.overheads, "stream": self.stream,
                 "seconds": self.seconds}
 
 
-def calibration_phase(stream: dec.Stream, cfg: LiveConfig) -> dec.Phase:
+def calibration_phases(stream: dec.Stream, cfg: LiveConfig) -> list[dec.Phase]:
+    """The run's first tuples round robin over the workers, twice: all due at once (every worker
+    backlogged: the per-tuple overhead), then at a quarter of the workers' capacity (each tuple
+    finds its worker idle: the transport delay from due to start)."""
     m = min(stream.tuples, CALIBRATION_TUPLES)
     w = (np.arange(m) % cfg.workers).astype(np.int32)
-    return dec.Phase("calibration", CALIBRATION, "routed", cfg.workers, w, stream.hashed[:m], stream.cost_ms[:m],
-                     np.zeros(m), m)
+    k = min(m, CALIBRATION_TUPLES // 4)
+    gap_s = 4.0 * float(stream.cost_ms[:k].mean()) / 1000.0 / cfg.workers
+    return [dec.Phase("calibration", CALIBRATION, "routed", cfg.workers, w, stream.hashed[:m], stream.cost_ms[:m],
+                      np.zeros(m), m),
+            dec.Phase("calibration", CALIBRATION_IDLE, "routed", cfg.workers, w[:k], stream.hashed[:k],
+                      stream.cost_ms[:k], np.arange(k) * gap_s, k)]
 
 
 def phases(stream: dec.Stream, cfg: LiveConfig) -> tuple[list[dec.Phase], dict[str, dict[str, Any]]]:
@@ -187,15 +198,18 @@ def live_rows(dataset: str, cfg: LiveConfig, work: Path, *, state: Path,
     rows: list[dict[str, Any]] = []
     overheads: dict[str, dict[str, float]] = {}
     for engine in cfg.engines:
-        todo = [calibration_phase(stream, cfg), *strategies, *(native_phases(strategies, engine) if cfg.native else [])]
-        progress(f"{engine}: {len(todo)} phases ({len(todo) - 1} strategies and a calibration)")
+        cals = calibration_phases(stream, cfg)
+        todo = [*cals, *strategies, *(native_phases(strategies, engine) if cfg.native else [])]
+        progress(f"{engine}: {len(todo)} phases ({len(todo) - len(cals)} strategies, {len(cals)} calibrations)")
         timings = _execute(engine, todo, cfg, work, state, progress)
-        cal = timings[0]
-        o = calibrate(cal["worker"], cal["due"], cal["start"], cal["end"], todo[0].cost_ms, cfg.workers)
+        sat, idle = timings[0], timings[1]
+        o = calibrate(sat["worker"], sat["due"], sat["start"], sat["end"], cals[0].cost_ms, cfg.workers)
+        if engine != "spark":  # batch: every tuple is due when the stage starts; no idle worker to time
+            o = Overheads(o.overhead_ms, float(np.median(idle["start"] - idle["due"])) * 1000.0)
         overheads[engine] = o.to_dict()
         for ph, tm in zip(todo, timings):
             check_routing(engine, ph, np.bincount(tm["worker"], minlength=cfg.workers).astype(int).tolist())
-            if ph.strategy == CALIBRATION:
+            if ph.family == "calibration":
                 continue
             row = _row(engine, ph, tm, o, cfg, stream)
             if ph.family == "shedding":
@@ -206,7 +220,7 @@ def live_rows(dataset: str, cfg: LiveConfig, work: Path, *, state: Path,
     return LiveResult(rows, agreement(rows), overheads,
                       {"dataset": stream.name, "fingerprint": stream.fingerprint, "tuples": stream.tuples,
                        "cost_model": stream.cost_model, "rate": cfg.rate, "workers": cfg.workers, "work": cfg.work},
-                      {b: t[b] - t[a] for a, b in zip(names, names[1:])})
+                      {b: t[b] - t[a] for a, b in zip(names, names[1:])}, {p.strategy: p for p in strategies})
 
 
 def _shedding_fields(sim: dict[str, Any], row: dict[str, Any], cfg: LiveConfig) -> dict[str, Any]:
