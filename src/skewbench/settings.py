@@ -22,6 +22,7 @@ variable                        meaning                                         
 ``SKEWBENCH_RETRY_DELAY_SECONDS``       the DAGs' first retry delay (then doubling)   ``30``
 ``SKEWBENCH_KEEP_RUNS``         pipeline runs whose output directories are kept (the newest)  ``30``
 ``SKEWBENCH_FLINK_PYTHON``      the Flink environment's interpreter (PyFlink)          ``<project>/.venv-flink/bin/python`` when it exists
+``SKEWBENCH_FLINK_ADDRESS``     a running Flink's REST endpoint (HOST:PORT) for the live mode  empty: a local Flink
 ==============================  =====================================================  ===============
 
 The Flink environment (``make flink-env``, from ``requirements-flink.lock``) is a virtual
@@ -74,6 +75,7 @@ class Settings(BaseSettings):
     retry_delay_seconds: float = Field(30.0, ge=0)
     keep_runs: int = Field(30, ge=1)
     flink_python: Path | None = None
+    flink_address: str = ""
 
     @model_validator(mode="before")
     @classmethod

@@ -68,6 +68,12 @@ def test_the_stack_has_every_service_the_deployment_needs(compose):
     sql = services["airflow-scheduler"]["environment"]["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
     assert sql.startswith("postgresql+psycopg2://")
     assert {s["image"] for s in services.values() if "postgres" in s["image"]} == {"${POSTGRES_IMAGE:-postgres:17-bookworm}"}
+    # the live mode's Flink: a JobManager and a TaskManager, the scheduler pointed at the first
+    assert sum(c.endswith("pyflink/bin/jobmanager.sh start-foreground") or "/jobmanager.sh start-foreground " in c
+               for c in commands.values()) == 1
+    assert sum("/taskmanager.sh start-foreground " in c for c in commands.values()) == 1
+    assert "jobmanager.rpc.address=flink-jobmanager" in commands["flink-taskmanager"]
+    assert services["airflow-scheduler"]["environment"]["SKEWBENCH_FLINK_ADDRESS"].endswith("flink-jobmanager:8081}")
 
 
 PARSE = """
@@ -105,6 +111,9 @@ def test_every_service_command_is_installed_and_its_arguments_parse(compose, tmp
             assert (spark / "bin" / "spark-class").exists()
             assert args[0].replace(".", "/") + ".class" in classes, (name, args[0])
             continue
+        if tool.startswith(FLINK_ENV):
+            check_flink_command(name, tool, args)
+            continue
         assert (BIN / tool).exists(), f"{name}: {tool} is not installed by requirements.lock"
         by_tool.setdefault(tool, []).append(args)
     assert set(by_tool) == {"airflow", "mlflow", "skewbench"}
@@ -115,6 +124,26 @@ def test_every_service_command_is_installed_and_its_arguments_parse(compose, tmp
     # the PostgreSQL driver of both database URIs
     p = subprocess.run([sys.executable, "-c", "import psycopg2"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+
+
+FLINK_ENV = "/opt/venv-flink/"
+
+
+def check_flink_command(name: str, tool: str, args: list[str]) -> None:
+    """A Flink daemon of the Flink environment the Dockerfile builds from requirements-flink.lock:
+    one of Flink's own scripts in PyFlink's distribution, in the foreground, with -D key=value
+    options (and the script present in this machine's Flink environment when there is one)."""
+    lock = (REPO / "requirements-flink.lock").read_text()
+    assert re.search(r"^apache-flink==2\.3\.0 ", lock, re.M), "requirements-flink.lock pins apache-flink 2.3.0"
+    assert "python3 -m venv /opt/venv-flink" in DOCKERFILE.read_text() and "requirements-flink.lock" in DOCKERFILE.read_text()
+    script = tool.rsplit("/pyflink/bin/", 1)
+    assert len(script) == 2 and script[1] in ("jobmanager.sh", "taskmanager.sh"), (name, tool)
+    assert args[0] == "start-foreground" and len(args) % 2 == 1, (name, args)
+    for flag, kv in zip(args[1::2], args[2::2]):
+        assert flag == "-D" and re.fullmatch(r"[a-z][a-zA-Z.-]*[a-zA-Z]=\S+", kv), (name, flag, kv)
+    local = REPO / ".venv-flink"
+    for pyflink in local.glob("lib/python3*/site-packages/pyflink"):
+        assert (pyflink / "bin" / script[1]).exists(), (name, script[1])
 
 
 def test_published_ports_bind_to_loopback_only(compose):

@@ -92,14 +92,14 @@ def table(rows: list[dict[str, Any]]) -> str:
 @click.option("--sources", type=int, default=5, show_default=True, help="Upstream instances of the grouping strategies.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--no-native", is_flag=True, help="Skip the engines' own routing (Flink's keyBy, Spark SQL's repartition).")
-@click.option("--flink-address", default="", help="HOST:PORT of a running Flink cluster's REST endpoint "
-              "(default: a local Flink per phase).")
+@click.option("--flink-address", default=None, help="HOST:PORT of a running Flink cluster's REST endpoint "
+              "(default: SKEWBENCH_FLINK_ADDRESS, else a local Flink per phase).")
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help=f"Write {RESULTS_FILE} (and the engines' per-tuple timings) there.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 def command(dataset: str, workers: int, tuples: int, rate: float, cost: str, work: str, engines: str,
             grouping: str | None, shedding: str | None, provisioning: float, bound_ms: float, sources: int, seed: int,
-            no_native: bool, flink_address: str, out: str | None, as_json: bool) -> None:
+            no_native: bool, flink_address: str | None, out: str | None, as_json: bool) -> None:
     """Execute DATASET's stream (a dataset directory or a catalog name) on a real engine with each
     strategy's own decisions, and set the measurement beside the simulator's prediction for the
     same stream, rate, costs and parallelism.
@@ -115,7 +115,8 @@ def command(dataset: str, workers: int, tuples: int, rate: float, cost: str, wor
     cfg = lc.LiveConfig(dataset=dataset, workers=workers, tuples=tuples, rate=rate, cost=_cost(cost), work=work,
                         engines=_names(engines, lc.ENGINES), grouping=() if g == ("none",) else g,
                         shedding=_names(shedding, ()), sources=sources, seed=seed, provisioning=provisioning,
-                        bound_ms=bound_ms, native=not no_native, flink_address=flink_address)
+                        bound_ms=bound_ms, native=not no_native,
+                        flink_address=settings().flink_address if flink_address is None else flink_address)
     cfg.check()
     if "flink" in cfg.engines:
         from skewbench.settings import flink_environment
