@@ -170,7 +170,7 @@ images: | docker-tools
 deploy-test: $(READY) bytecode | docker-tools
 	@scripts/stack.sh with-daemon sh -c 'scripts/stack.sh images && \
 	  SKEWBENCH_DEPLOY_TEST=1 $(BIN)/python -m pytest -q -s -p no:cacheprovider -m deploy tests/deploy'
-	@scripts/stack.sh daemon-status | grep -q "^not running" || { echo "our Docker daemon is still running"; exit 1; }
+	@scripts/stack.sh daemon-status | grep -qx "not running" || { scripts/stack.sh daemon-status; echo "our Docker daemon, its processes or its mounts are left"; exit 1; }
 
 lock:
 	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra dev --python-version 3.11 \

@@ -7,6 +7,8 @@
 #                                      default socket) answers on, else one of our own, started for
 #                                      CMD and stopped after it (make images, make deploy-test)
 #   scripts/stack.sh clean-test        remove what an interrupted make deploy-test left
+#   scripts/stack.sh mounts            what is still mounted under our daemon's state (nothing, after
+#                                      daemon-stop)
 #   scripts/stack.sh daemon-start|daemon-stop|daemon-status
 #                                      our own daemon: root, --iptables=false, no default bridge,
 #                                      data root, exec root and socket under $SKEWBENCH_STATE/docker
@@ -51,7 +53,7 @@ daemon_start() {
 }
 
 daemon_stop() {
-  own_running || { rm -f "$PID"; echo "own Docker daemon not running"; return; }
+  own_running || { rm -f "$PID"; unmount_ours; echo "own Docker daemon not running"; return; }
   local pid; pid=$(cat "$PID")
   echo "stopping our Docker daemon (pid $pid)"
   kill -TERM "$pid"
@@ -60,7 +62,20 @@ daemon_stop() {
   # its containerd goes with it; anything still holding the exec root is ours and stopped too
   pkill -TERM -f -- "$D/exec" 2>/dev/null || true
   rm -f "$PID"
+  unmount_ours
 }
+
+# what the daemon mounted under our state and left (its network namespace, an nsfs mount under
+# the exec root): unmounted, deepest first, or the checkout cannot be deleted ("Device or
+# resource busy")
+unmount_ours() {
+  local m
+  while read -r m; do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || echo "stack.sh: could not unmount $m" >&2
+  done < <(awk -v d="$D/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r)
+}
+
+mounts_left() { awk -v d="$D/" 'index($2, d) == 1 {print $2}' /proc/mounts; }
 
 with_daemon() {
   if [[ -z ${DOCKER_HOST:-} ]] && ! daemon_answers && ! own_running; then
@@ -134,9 +149,11 @@ case ${1:-} in
   daemon-start) daemon_start; echo "export DOCKER_HOST=unix://$SOCK" ;;
   daemon-stop) daemon_stop ;;
   clean-test) clean_test ;;
+  mounts) mounts_left ;;
   daemon-status)
     if own_running; then echo "running (pid $(cat "$PID")): export DOCKER_HOST=unix://$SOCK"
     elif pgrep -f -- "$D/" >/dev/null; then echo "not running, but processes of it are left:"; pgrep -af -- "$D/"; exit 1
+    elif [[ -n $(mounts_left) ]]; then echo "not running, but mounts of it are left:"; mounts_left; exit 1
     else echo "not running"; fi ;;
-  *) die "usage: scripts/stack.sh images | with-daemon CMD... | clean-test | daemon-start | daemon-stop | daemon-status" ;;
+  *) die "usage: scripts/stack.sh images | with-daemon CMD... | clean-test | mounts | daemon-start | daemon-stop | daemon-status" ;;
 esac
