@@ -493,6 +493,23 @@ def _has_results(out: str) -> bool:
     return (Path(out) / "_manifest.json").is_file()
 
 
+def _live_links(dirs: list[str]) -> list[dict[str, Any]]:
+    """The latest live run of each of these results' datasets (:func:`skewbench.livepage.live_links`);
+    none when the store cannot be read (the overview is written all the same)."""
+    from skewbench.livepage import live_links
+    from skewbench.tracking import default_tracking_uri
+
+    fps = []
+    for d in dirs:
+        manifest = json.loads((Path(d) / "_manifest.json").read_text())
+        fps.append(str((manifest.get("dataset") or {}).get("fingerprint", "")))
+    try:
+        return live_links(default_tracking_uri(), mlflow_ui(), fps)
+    except SkewbenchError as e:
+        print(f"overview: no links to live runs ({e})")
+        return []
+
+
 def write_overview(plan: list[dict[str, Any]], logged: list[dict[str, Any]], out_root: str,
                    dag_id: str | None = None, run_id: str | None = None) -> tuple[Path | None, list[Any]]:
     """The run's ``overview.html`` in ``out_root`` (:func:`skewbench.overview.render_overview`:
@@ -510,7 +527,7 @@ def write_overview(plan: list[dict[str, Any]], logged: list[dict[str, Any]], out
     verdicts = [{**v, "family": e.get("family")} for e in logged for v in (e.get("trend") or e.get("trend_cells") or [])]
     title = f"skewbench overview: {run_id or Path(out_root).name}"
     path = render_overview(dirs, Path(out_root) / OVERVIEW, title, verdicts=verdicts if logged else None,
-                           failures=failures)
+                           failures=failures, live=_live_links(dirs))
     try:
         from skewbench.picks import night_picks
     except ImportError:  # picks not available: the overview says so; no tags

@@ -19,7 +19,8 @@ A family that declares none of these gets defaults (its first headline metric as
 no trade-off plot).  Colours follow :func:`skewbench.plotting.colors` over the family's strategy
 table, so a strategy keeps its colour in every figure of the page and across nights; axes are
 logarithmic where the values span more than two decades (or the metric says so), 0 drawn at the
-floor with a note.  Images are inlined as base64 PNG; the page links only to its own anchors.
+floor with a note.  Images are inlined as base64 PNG; the page links only to its own anchors, and,
+when a live run exists for the night's datasets, to its "simulated vs measured" page in MLflow.
 """
 
 from __future__ import annotations
@@ -430,13 +431,26 @@ def _status(loaded: list, failures: Sequence[str], verdicts: Sequence[Mapping[st
     return "\n".join(parts)
 
 
+def _live_section(live: Sequence[Mapping[str, Any]]) -> str:
+    """Links to the latest live run of each of the night's datasets that has one (its page of
+    simulated against measured numbers, in the MLflow UI)."""
+    items = "".join(f'<li><a class="live-link" href="{_esc(x["url"])}">{_esc(x["dataset"])}</a>: live run of '
+                    f'{_esc(x.get("night", ""))} on {_esc(x.get("engines") or "?")}</li>' for x in live)
+    return ('<section id="simulated-vs-measured"><h2>Simulated vs measured</h2><p class="note">The latest live run '
+            "of these datasets: each strategy executed on a real engine with its own decisions, its measured "
+            "throughput and latency against what the simulator predicts (skewbench live).</p>"
+            f'<ul class="picks">{items}</ul></section>')
+
+
 def render_overview(results_dirs: Sequence[str | os.PathLike], out_path: str | os.PathLike,
                     title: str = "skewbench overview", verdicts: Sequence[Mapping[str, Any]] | None = None,
-                    failures: Sequence[str] | None = None) -> Path:
+                    failures: Sequence[str] | None = None, live: Sequence[Mapping[str, Any]] | None = None) -> Path:
     """Write the night's overview of ``results_dirs`` (every family of a run) to ``out_path``.
 
     ``verdicts``: the cells' trend verdicts (dicts as :func:`skewbench.tracking.trend` returns
-    them, optionally with ``family``); ``failures``: names of failed tasks or replays."""
+    them, optionally with ``family``); ``failures``: names of failed tasks or replays; ``live``:
+    links to the live runs of the night's datasets (``dataset``, ``url``, ``night``, ``engines``,
+    as :func:`skewbench.livepage.live_links` gives them), a section when there is any."""
     loaded = load_results(results_dirs)
     failures = list(failures or [])
     by_family: dict[str, list[tuple[str, pd.DataFrame]]] = {}
@@ -452,6 +466,8 @@ def render_overview(results_dirs: Sequence[str | os.PathLike], out_path: str | o
 
     body = [f"<h1>{_esc(title)}</h1>", _status(loaded, failures, verdicts)]
     nav = ['<nav id="contents"><a href="#what-to-pick">what to pick</a>']
+    if live:
+        nav.append('<a href="#simulated-vs-measured">simulated vs measured</a>')
     nav += [f'<a href="#{_anchor(f)}">{_esc(f)}</a>' for f in by_family]
     body.append(" ".join(nav) + "</nav>")
 
@@ -463,6 +479,8 @@ def render_overview(results_dirs: Sequence[str | os.PathLike], out_path: str | o
         if lines:
             body.append(f"<h3>{_esc(fam)}</h3>" + _picks_by_rule(lines))
     body.append("</section>")
+    if live:
+        body.append(_live_section(live))
 
     for fam, tables in by_family.items():
         body.append(f'<h2 id="{_anchor(fam)}">{_esc(fam)}</h2>')

@@ -12,7 +12,10 @@ HTML pages (figures inline as base64 PNG, one small stylesheet inline, relative 
   table, and the trend of each strategy's headline metric (``report.LEADERBOARD``: metric and
   coordinate) over the nights, one line per strategy;
 * ``strategy-<family>-<name>.html``: a strategy across datasets (its headline metric on each
-  dataset's latest night and its rank there).
+  dataset's latest night and its rank there);
+* ``live.html`` (when the store holds live runs, experiment ``skewbench-live``): the live runs,
+  newest first, and the "simulated vs measured" figures of the newest finished ones
+  (:mod:`skewbench.livepage`, read back from their nested runs).
 
 What is plotted is also embedded in each page as JSON (``<script type="application/json"
 id="skewbench-data">``).  A strategy keeps one colour (and marker) in every figure of the site
@@ -63,6 +66,8 @@ th, td { border: 1px solid #ddd; padding: .25em .6em; } th { background: #f3f3f3
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .FINISHED { color: #1a7f37; } .FAILED { color: #cf222e; } .RUNNING, .SCHEDULED { color: #9a6700; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figure.live { display: inline-block; vertical-align: top; margin: 1em 1% 1em 0; width: 48%; }
+figcaption { color: #666; font-size: .85em; }
 p.note { color: #666; font-size: .85em; } ul.cols { columns: 3; }
 """
 
@@ -92,6 +97,7 @@ class SiteData:
     nights: list[Night]
     cells: dict[str, pd.DataFrame]
     colors: dict[str, dict[str, tuple[str, str]]]  # family -> label -> (colour, line style)
+    live: list[dict[str, Any]] = field(default_factory=list)  # the live runs, newest first (collect_live)
 
 
 def headline(family: str) -> tuple[str, str]:
@@ -154,23 +160,23 @@ def _json_value(text: str) -> Any:
 
 def collect(tracking_uri: str | None = None, progress: Callable[[str], None] | None = None) -> SiteData:
     """Every night and every finished night's cells from the store (nothing is written to it)."""
-    from skewbench.tracking import (LOGICAL_DATE_TAG, PARAM_PREFIX, PARENT_TAG, _client, _night, _search_all,
-                                    _sqlite_path, default_tracking_uri, experiment_name)
+    from skewbench.tracking import (LOGICAL_DATE_TAG, PARAM_PREFIX, PARENT_TAG, client as mlflow_client,
+                                    default_tracking_uri, experiment_name, night_of, search_all, sqlite_path)
 
     uri = tracking_uri or default_tracking_uri()
     say = progress or (lambda _m: None)
-    db = _sqlite_path(uri)
+    db = sqlite_path(uri)
     if db is not None and not db.exists():
         raise SkewbenchError(f"no nights in the MLflow store {uri}: its database file does not exist "
                              "(run the nightly pipeline first, e.g. make run)")
-    client = _client(uri)
+    client = mlflow_client(uri)
     nights: dict[tuple[str, str], Night] = {}
     rows: dict[str, list[tuple[tuple[str, str], dict[str, Any]]]] = {}
     for family in _families.families():
         exp = client.get_experiment_by_name(experiment_name(family))
         if exp is None or exp.lifecycle_stage == "deleted":
             continue
-        runs = _search_all(client, exp.experiment_id, "")
+        runs = search_all(client, exp.experiment_id, "")
         say(f"{family}: {len(runs)} run(s) in experiment {exp.name}")
         finished: dict[str, tuple[str, str]] = {}
         for r in runs:
@@ -178,7 +184,7 @@ def collect(tracking_uri: str | None = None, progress: Callable[[str], None] | N
             if PARENT_TAG in t or not t.get(DAG_TAG) or not t.get(RUN_TAG):
                 continue
             key = (t[DAG_TAG], t[RUN_TAG])
-            when, label = _night({LOGICAL_DATE_TAG: t.get(LOGICAL_DATE_TAG, "")}, r.info.start_time)
+            when, label = night_of({LOGICAL_DATE_TAG: t.get(LOGICAL_DATE_TAG, "")}, r.info.start_time)
             night = nights.setdefault(key, Night(key[0], key[1], when, label))
             night.parents[family] = (r.info.run_id, r.info.status)
             if r.info.status == "FINISHED":
@@ -212,7 +218,72 @@ def collect(tracking_uri: str | None = None, progress: Callable[[str], None] | N
         df["label"] = with_labels(keyed, coordinates=coords)["label"].to_numpy()
         cells[family] = df
         cmap[family] = colors(_label_order(family, df))
-    return SiteData(uri, ordered, cells, cmap)
+    return SiteData(uri, ordered, cells, cmap, collect_live(uri, say))
+
+
+def collect_live(tracking_uri: str, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """The live runs (parent runs of the experiment ``skewbench-live``, :mod:`skewbench.live`),
+    newest first: ``run_id``, ``dag_run``, ``when``, ``night``, ``status``, ``datasets``,
+    ``engines``, ``cells`` (nested runs), and, for a finished one, ``runs``: per dataset what
+    :func:`skewbench.livepage.run_sections` draws, read back from its nested runs."""
+    from skewbench.livepage import DATASETS_TAG, EXPERIMENT
+    from skewbench.tracking import PARENT_TAG, night_of, search_runs
+
+    runs = search_runs(tracking_uri, EXPERIMENT)
+    children: dict[str, list] = {}
+    for r in runs:
+        if PARENT_TAG in r.data.tags:
+            children.setdefault(r.data.tags[PARENT_TAG], []).append(r)
+    out = []
+    for p in runs:
+        t = p.data.tags
+        if PARENT_TAG in t:
+            continue
+        when, label = night_of(t, p.info.start_time)
+        kids = children.get(p.info.run_id, [])
+        out.append({"run_id": p.info.run_id, "dag_run": t.get(RUN_TAG, ""), "when": when, "night": label,
+                    "status": p.info.status, "datasets": [d for d in t.get(DATASETS_TAG, "").split(",") if d],
+                    "engines": t.get("skewbench.engines", ""), "cells": len(kids),
+                    "runs": _live_datasets(p, kids, label) if p.info.status == "FINISHED" else []})
+    out.sort(key=lambda e: (e["when"], e["run_id"]), reverse=True)
+    if progress is not None and out:
+        progress(f"live: {len(out)} run(s) in experiment skewbench-{EXPERIMENT}")
+    return out
+
+
+def _live_datasets(parent, kids: list, label: str) -> list[dict[str, Any]]:
+    """A finished live run's datasets: its nested runs as rows (params, metrics and the records
+    per worker), the rank agreements its parent holds, the stream and the engines' overheads."""
+    from skewbench.livepage import TAU_PREFIX
+
+    by_dataset: dict[str, list[dict[str, Any]]] = {}
+    attempts: dict[str, str] = {}
+    for k in kids:
+        if k.info.status != "FINISHED":
+            continue
+        p = k.data.params
+        row = {**p, **k.data.metrics, "subtask_records": k.data.tags.get("skewbench.subtask_records")}
+        by_dataset.setdefault(p.get("dataset", "?"), []).append(row)
+        attempt = k.data.tags.get("skewbench.attempt", "")
+        if attempt and not attempt.startswith("1:"):
+            attempts[p.get("dataset", "?")] = attempt
+    agreement: dict[str, list[dict[str, Any]]] = {}
+    for key, v in parent.data.metrics.items():
+        parts = key.split("/")
+        if len(parts) == 4 and parts[0] == TAU_PREFIX:
+            agreement.setdefault(parts[1], []).append({"engine": parts[2], "metric": parts[3], "kendall_tau": v})
+    out = []
+    for ds, rows in by_dataset.items():
+        first = rows[0]
+        out.append({"dataset": ds, "title": f"{ds}: live run of {label}",
+                    "anchor": f"live-{slug(parent.info.run_id[:12])}-{slug(ds)}".lower(), "rows": rows,
+                    "agreement": agreement.get(ds, []), "retry": attempts.get(ds),
+                    "overheads": {str(r["engine"]): {"overhead_ms": r.get("overhead_ms"),
+                                                     "transport_ms": r.get("transport_ms")} for r in rows},
+                    "stream": {"tuples": first.get("tuples_offered"), "workers": first.get("workers"),
+                               "rate": first.get("rate"), "cost_model": first.get("cost_model"),
+                               "work": first.get("work")}})
+    return out
 
 
 def _label_order(family: str, df: pd.DataFrame) -> list[str]:
@@ -489,7 +560,7 @@ def _img(b64: str | None, alt: str) -> str:
 
 def _page(title: str, body: list[str], payload: dict[str, Any] | None = None) -> str:
     nav = '<nav><a href="index.html">Nights</a><a href="index.html#datasets">Datasets</a>' \
-          '<a href="index.html#strategies">Strategies</a></nav>'
+          '<a href="index.html#strategies">Strategies</a><a href="index.html#live">Live runs</a></nav>'
     data = ""
     if payload is not None:
         text = json.dumps(payload, sort_keys=True, default=str).replace("</", "<\\/")
@@ -656,10 +727,40 @@ def _index_page(data: SiteData, names: _Names) -> str:
         for s in order:
             body.append(f'<li><a href="{names.strategy(f, s)}">{_esc(s)}</a></li>')
         body.append("</ul>")
+    body.append('<h2 id="live">Live runs</h2>')
+    if data.live:
+        body.append(f'<p>{len(data.live)} live run(s) on real engines, simulated against measured: '
+                    f'<a href="{LIVE_PAGE}">the live runs</a>.</p>')
+    else:
+        body.append('<p class="note">No live runs yet (the skewbench_live DAG, or skewbench live).</p>')
     payload = {"nights": [{"label": n.label, "dag_id": n.dag_id, "run_id": n.run_id,
                            "parents": {f: {"run_id": r, "status": s} for f, (r, s) in n.parents.items()}}
                           for n in reversed(data.nights)]}
     return _page("skewbench results across nights", body, payload)
+
+
+#: the site's page of live runs, and how many of the newest finished ones it draws (older ones are listed)
+LIVE_PAGE, LIVE_DRAWN = "live.html", 5
+
+
+def _live_page(data: SiteData) -> str:
+    """The live runs, newest first, and the figures of the newest finished ones: measured against
+    predicted per engine and metric (:mod:`skewbench.livepage`, the live DAG's own page)."""
+    from skewbench.livepage import INTRO, run_sections
+
+    rows = [[_esc(e["night"]), f"<code>{_esc(e['dag_run'] or e['run_id'])}</code>",
+             f'<span class="{_esc(e["status"])}">{_esc(e["status"].lower())}</span>', _esc(", ".join(e["datasets"])),
+             _esc(e["engines"]), str(e["cells"])] for e in data.live]
+    body = [INTRO, _table(["night", "run id", "status", "datasets", "engines", "nested runs"], rows, raw=True,
+                          numeric_from=5)]
+    drawn = [e for e in data.live if e["runs"]][:LIVE_DRAWN]
+    if len(drawn) < sum(1 for e in data.live if e["runs"]):
+        body.append(f'<p class="note">The figures of the {LIVE_DRAWN} newest finished live runs.</p>')
+    for e in drawn:
+        body.append(f"<h2>Live run of {_esc(e['night'])} (<code>{_esc(e['dag_run'] or e['run_id'])}</code>)</h2>")
+        for run in e["runs"]:
+            body += run_sections(run, heading="h3", links=False)
+    return _page("Live runs: simulated vs measured", body)
 
 
 def _write(out: Path, name: str, text: str) -> None:
@@ -692,7 +793,7 @@ def build_site(out_dir: str | os.PathLike, tracking_uri: str | None = None,
         raise SkewbenchError(f"{out} exists and is not a skewbench site (no {MARKER}); refusing to replace it")
     say = progress or (lambda _m: None)
     data = collect(tracking_uri, say)
-    if not data.nights:
+    if not data.nights and not data.live:
         raise SkewbenchError(f"no nights in the MLflow store {data.tracking_uri}: no parent run tagged "
                              f"{DAG_TAG} and {RUN_TAG} (run the nightly pipeline first, e.g. make run)")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -707,6 +808,9 @@ def build_site(out_dir: str | os.PathLike, tracking_uri: str | None = None,
         for i, (f, s) in enumerate(strategies, 1):
             say(f"strategy page {i}/{len(strategies)}: {f} {s}")
             _write(tmp, names.strategy(f, s), _strategy_page(data, f, s, names))
+        if data.live:
+            say(f"live page: {len(data.live)} live run(s)")
+            _write(tmp, LIVE_PAGE, _live_page(data))
         _write(tmp, "index.html", _index_page(data, names))
         (tmp / MARKER).write_text(f"built from {data.tracking_uri}\n", encoding="utf-8")
         tmp.chmod(0o755)

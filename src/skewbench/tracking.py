@@ -768,3 +768,108 @@ def find_overview(tracking_ui_base: str, tracking_uri: str | None = None, run_ke
     if best is None:
         return None
     return overview_url(tracking_ui_base, best.info.experiment_id, best.info.run_id, best.data.tags[OVERVIEW_TAG])
+
+
+# --------------------------------------------------------------------------------------------
+# runs of other shapes (the live mode's measurements; the site reads them): the same store,
+# experiment layout and keys, with params, metrics and tags given by the caller
+
+
+def client(tracking_uri: str):
+    """An :class:`mlflow.MlflowClient` on ``tracking_uri``: a tracking server is checked first
+    (one line when it does not answer), a SQLite store's directory is created."""
+    return _client(tracking_uri)
+
+
+def sqlite_path(tracking_uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` tracking URI (None for other stores)."""
+    return _sqlite_path(tracking_uri)
+
+
+def search_all(mlflow_client, experiment_id: str, filter_string: str) -> list:
+    """Every active run of the experiment matching the MLflow search filter, oldest first."""
+    return _search_all(mlflow_client, experiment_id, filter_string)
+
+
+def night_of(tags: Mapping[str, str], start_ms: int | None) -> tuple[float, str]:
+    """When a run's night was, ``(timestamp, label)``: its logical date tag, else its start time."""
+    return _night(tags, start_ms)
+
+
+def experiment_id(tracking_uri: str, family: str, create: bool = False) -> str | None:
+    """The id of the experiment ``skewbench-<family>`` (None when it does not exist and not
+    ``create``; a missing SQLite file is "no experiment" and is not created)."""
+    db = _sqlite_path(tracking_uri)
+    if db is not None and not db.exists() and not create:
+        return None
+    exp = _experiment(_client(tracking_uri), family, tracking_uri, create=create)
+    return exp.experiment_id if exp is not None else None
+
+
+def search_runs(tracking_uri: str, family: str, filter_string: str = "") -> list:
+    """Every active run of the experiment ``skewbench-<family>`` matching the filter, oldest
+    first; [] when there is no such experiment (nothing is created)."""
+    eid = experiment_id(tracking_uri, family)
+    return [] if eid is None else _search_all(_client(tracking_uri), eid, filter_string)
+
+
+def keyed_child(tracking_uri: str, family: str, parent_run_id: str, key: str, name: str,
+                tags: Mapping[str, str] | None = None) -> tuple[str, bool]:
+    """The nested run of ``parent_run_id`` tagged ``skewbench.key = key`` (the oldest when
+    several), created RUNNING with ``tags`` when missing; ``(run id, created)``.  A run found
+    again is set RUNNING and given ``tags``, so that a retry updates the same run."""
+    _check_key(key)
+    from mlflow.entities import RunTag
+
+    c = _client(tracking_uri)
+    eid = _experiment(c, family, tracking_uri).experiment_id
+    found = _search_all(c, eid, f"tags.`{PARENT_TAG}` = '{parent_run_id}' and tags.`{KEY_TAG}` = '{key}'")
+    all_tags = {**{_name(k): _tag_value(v) for k, v in (tags or {}).items()}, PARENT_TAG: parent_run_id,
+                KEY_TAG: key, "skewbench.family": family}
+    if not found:
+        return c.create_run(eid, tags=all_tags, run_name=name).info.run_id, True
+    rid = found[0].info.run_id
+    c.update_run(rid, status="RUNNING", name=name)
+    _log_batch(c, rid, tags=[RunTag(k, v) for k, v in all_tags.items()])
+    return rid, False
+
+
+def update_run(tracking_uri: str, run_id: str, *, params: Mapping[str, Any] | None = None,
+               metrics: Mapping[str, Any] | None = None, tags: Mapping[str, Any] | None = None) -> None:
+    """Log to a run: the params it does not hold yet (a different value already there raises
+    :class:`SkewbenchError` before anything is written: MLflow never changes a param), the
+    finite numeric metrics (step 0, timestamped now: the latest value is the one shown) and the
+    tags (replaced)."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    c = _client(tracking_uri)
+    have = dict(c.get_run(run_id).data.params)
+    new = {_name(k): _param_value(v) for k, v in (params or {}).items()}
+    clash = {k: (have[k], v) for k, v in new.items() if k in have and have[k] != v}
+    if clash:
+        raise SkewbenchError(f"MLflow run {run_id} already has other values of params {clash} (existing, new): "
+                             "its key was used for another configuration; use a new run key")
+    now = int(time.time() * 1000)
+    numbers = {_name(k): _number(v) for k, v in (metrics or {}).items()}
+    _log_batch(c, run_id, params=[Param(k, v) for k, v in new.items() if k not in have],
+               metrics=[Metric(k, v, now, 0) for k, v in numbers.items() if v is not None],
+               tags=[RunTag(_name(k), _tag_value(v)) for k, v in (tags or {}).items()])
+
+
+def end_run(tracking_uri: str, run_id: str, status: str = "FINISHED", reason: str | None = None) -> None:
+    """End a run with ``status`` (``FINISHED`` or ``FAILED``); a reason goes to its tag
+    ``skewbench.failure``."""
+    from mlflow.entities import RunTag
+
+    c = _client(tracking_uri)
+    if reason:
+        _log_batch(c, run_id, tags=[RunTag("skewbench.failure", reason[:4000])])
+    c.set_terminated(run_id, status=status)
+
+
+def log_files(tracking_uri: str, run_id: str, paths: Sequence[str | os.PathLike], artifact_path: str | None = None
+              ) -> None:
+    """Log files as artifacts of a run (under ``artifact_path`` when given)."""
+    c = _client(tracking_uri)
+    for path in paths:
+        c.log_artifact(run_id, str(path), artifact_path)

@@ -143,3 +143,17 @@ def test_a_workload_that_cannot_be_imported(tmp_path):
     (e,) = parse_catalog(_wl(workload="skewbench.nowhere:fn"), Path("c.yaml"), tmp_path).entries
     with pytest.raises(SkewbenchError, match="cannot be loaded"):
         e.workload_function()
+
+
+def test_the_live_set_is_two_small_zipf_streams_apart_from_the_nightly_sets():
+    cat = load_catalog(REPO / "datasets" / "catalog.yaml")
+    live = {e.name: e for e in cat.select(set_name="live")}
+    assert sorted(live) == ["live-zipf-1.4", "live-zipf-2.0"]
+    assert sorted(e.spec.phases[0].alpha for e in live.values()) == [1.4, 2.0]
+    for e in live.values():
+        # a few thousand keys, enough tuples for the live run's 4,000-tuple prefix, no cost column (the run's
+        # --cost is the work)
+        assert e.spec.n_keys == 4000 and e.spec.tuples >= 4000 and e.spec.cost is None
+        assert e.sets == ["live"]
+    nightly_sets = {e.name for s in ("default", "paper") for e in cat.select(set_name=s)}
+    assert not nightly_sets & set(live)

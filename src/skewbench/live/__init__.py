@@ -13,6 +13,9 @@ Modules:
 ``run``        a live run: calibration, every strategy on every engine, the comparison rows
 ``compare``    measured against predicted: ratios and the strategies' rank agreement
 ``cli``        ``skewbench live``
+``steps``      the live DAG's steps (``dags/skewbench_live.py``): check, prepare, run, log, report
+``tracking``   MLflow: experiment ``skewbench-live``, a parent per DAG run, a nested run per row,
+               linked both ways with the simulated nightly cells
 
-Light at import: the DAG reads only :mod:`skewbench.live.config`.
+Light at import: the DAG reads only :mod:`skewbench.live.steps` and :mod:`skewbench.live.config`.
 """

@@ -1,0 +1,392 @@
+"""The live DAG's steps (``dags/skewbench_live.py``), as plain functions: no Airflow here.
+
+``check_params`` -> ``prepare_dataset`` (per dataset) -> ``open_tracking`` -> ``run_dataset``
+(per dataset, one at a time: two live runs at once would share the cores they measure) ->
+``log_results`` -> ``report``; ``fail_tracking`` when any of them fails.
+
+Parameters (the DAG's Params form, checked again here with one sentence per bad value before
+anything starts):
+
+``datasets``        catalog names; empty: every entry of the catalog's ``live`` set
+``engines``         ``flink`` and/or ``spark``; ``flink_address`` (HOST:PORT of a running Flink's
+                    REST endpoint; empty: a local Flink), ``native`` (the engines' own routing too)
+``strategies``      grouping strategies; ``shedders`` operator shedders in front of worker 0
+``workers``, ``tuples``, ``rate``, ``cost``, ``work``   as ``skewbench live``'s options
+
+A dataset's outputs go to ``<runs root>/<logical date>/live-<run id>/<dataset>/``: ``live.json``
+(written atomically once the run is complete; :func:`skewbench.live.run.live_rows`'s result with
+the attempt), the engines' per-tuple timings in ``work/``, and ``failure.json`` when the run
+failed (its reason, for the MLflow parent).  The run's page is ``live.html`` beside them.
+
+This module imports only light modules at import time: the DAG reads it at parse time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from skewbench.errors import SkewbenchError
+from skewbench.live import config as lc
+
+DAG_ID = "skewbench_live"
+#: the catalog set the DAG runs when no dataset is named
+SET = "live"
+#: the grouping strategies run by default: ``skewbench live``'s, and spark-sql, so that both
+#: engines' own routing (Flink's keyBy for flink, Spark SQL's repartition for spark-sql) is checked
+DEFAULT_STRATEGIES = (*lc.DEFAULT_GROUPING, "spark-sql")
+RESULTS, FAILURE, PAGE = "live.json", "failure.json", "live.html"
+
+
+def _grouping_names() -> list[str]:
+    from skewbench import registry
+
+    return registry.names("grouping")
+
+
+def params_schema() -> dict[str, dict[str, Any]]:
+    """Every Param: type, default, form section, description (with the allowed range in words:
+    the form's number inputs would clamp a value silently, :func:`check_params` refuses it)."""
+    return {
+        "datasets": {"type": "array", "items": {"type": "string"}, "default": [], "section": "Datasets",
+                     "description": f"Catalog datasets to execute live; empty = every entry of the catalog's "
+                                    f"'{SET}' set."},
+        "engines": {"type": "array", "items": {"type": "string"}, "default": list(lc.ENGINES),
+                    "examples": list(lc.ENGINES), "section": "Engines",
+                    "description": "Engines to execute each strategy on (flink needs the Flink environment, "
+                                   "make flink-env)."},
+        "flink_address": {"type": "string", "default": "", "section": "Engines",
+                          "description": "HOST:PORT of a running Flink cluster's REST endpoint; empty = a local "
+                                         "Flink started for the run."},
+        "native": {"type": "boolean", "default": True, "section": "Engines",
+                   "description": "Also execute the engines' own routing (Flink's keyBy for flink, Spark SQL's "
+                                  "repartition for spark-sql), checked against the strategy to the tuple."},
+        "strategies": {"type": "array", "items": {"type": "string"}, "default": list(DEFAULT_STRATEGIES),
+                       "examples": _grouping_names(), "section": "Strategies",
+                       "description": "Grouping strategies, each executed with its own decisions."},
+        "shedders": {"type": "array", "items": {"type": "string"}, "default": [],
+                     "examples": list(lc.DEFAULT_SHEDDING) + ["ns"], "section": "Shedders",
+                     "description": "Operator shedders in front of worker 0 (e.g. las, bl, sm, fk); empty = none."},
+        "workers": {"type": "integer", "default": 8, "section": "Stream and work",
+                    "description": f"Parallelism (allowed: 1 to {lc.MAX_WORKERS})."},
+        "tuples": {"type": "integer", "default": 4000, "section": "Stream and work",
+                   "description": f"The stream's first tuples to execute (allowed: 1 to {lc.MAX_TUPLES:,})."},
+        "rate": {"type": "number", "default": 0.0, "section": "Stream and work",
+                 "description": f"Tuples per second, each stamped when due (latency); 0 = as fast as the engine "
+                                f"takes them (allowed: 0 to {lc.MAX_RATE:,.0f})."},
+        "cost": {"type": "string", "default": "1", "section": "Stream and work",
+                 "description": f"Work per tuple in milliseconds, or 'dataset' (its cost column) (allowed: above 0 "
+                                f"and at most {lc.MAX_COST_MS:,.0f})."},
+        "work": {"type": "string", "enum": list(lc.WORK), "default": "sleep", "section": "Stream and work",
+                 "description": "sleep: a worker with a core of its own (right with fewer cores than workers); "
+                                "cpu: busy, for a cluster with a core per worker."},
+    }
+
+
+def form_params() -> dict[str, dict[str, Any]]:
+    """The Params of the trigger form (what :func:`params_schema` says, as Airflow's Param takes it)."""
+    return {name: dict(spec) for name, spec in params_schema().items()}
+
+
+# --------------------------------------------------------------------------------------------
+# check_params
+
+
+def _names(name: str, v: Any, known: list[str] | None, bad: list[str], allow_empty: bool = True) -> list[str]:
+    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+        bad.append(f"parameter '{name}' is a list of names, got {v!r}.")
+        return []
+    if len(set(v)) != len(v):
+        bad.append(f"parameter '{name}' names {sorted({x for x in v if v.count(x) > 1})[0]!r} twice.")
+    if not v and not allow_empty:
+        bad.append(f"parameter '{name}' is empty; choose from {', '.join(known or [])}.")
+    unknown = [x for x in v if known is not None and x not in known]
+    if unknown:
+        bad.append(f"parameter '{name}': {', '.join(map(repr, unknown))} "
+                   f"{'is' if len(unknown) == 1 else 'are'} not one of {', '.join(known or [])}.")
+    return list(v)
+
+
+def _number(name: str, v: Any, lo: float, hi: float, integer: bool, bad: list[str], low_open: bool = False) -> Any:
+    ok_type = isinstance(v, int) if integer else isinstance(v, (int, float))
+    if isinstance(v, bool) or not ok_type or not math.isfinite(float(v)):
+        bad.append(f"parameter '{name}' is {'an integer' if integer else 'a number'}, got {v!r}.")
+        return v
+    if not (v > lo if low_open else v >= lo) or v > hi:
+        words = f"above {lo:g}" if low_open else f"{lo:,g}"
+        bad.append(f"parameter '{name}': {v!r} is out of range; allowed: "
+                   f"{words + ' and at most ' if low_open else words + ' to '}{hi:,g}.")
+    return v
+
+
+def _cost(v: Any, bad: list[str]) -> str | float:
+    if v == "dataset":
+        return v
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        bad.append(f"parameter 'cost' is milliseconds per tuple or 'dataset', got {v!r}.")
+        return 1.0
+    _number("cost", f, 0.0, lc.MAX_COST_MS, False, bad, low_open=True)
+    return f
+
+
+def _operator_shedders(names: list[str], bad: list[str]) -> None:
+    from skewbench import registry
+
+    partition = [n for n in names if getattr(registry.get("shedding", n), "kind", "operator") != "operator"]
+    if partition:
+        bad.append(f"parameter 'shedders': {', '.join(partition)} partition{'s' if len(partition) == 1 else ''} a "
+                   "windowed aggregation; the live mode runs operator shedders (e.g. las, bl, sm, fk).")
+
+
+def _values(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Every parameter's value (defaults filled in) and one sentence per bad one."""
+    from skewbench import registry
+
+    schema = params_schema()
+    bad = [f"unknown parameter '{k}'; known: {', '.join(schema)}." for k in params if k not in schema]
+    v = {k: params.get(k, spec["default"]) for k, spec in schema.items()}
+    v["datasets"] = _names("datasets", v["datasets"], None, bad)
+    v["engines"] = _names("engines", v["engines"], list(lc.ENGINES), bad, allow_empty=False)
+    v["strategies"] = _names("strategies", v["strategies"], registry.names("grouping"), bad)
+    v["shedders"] = _names("shedders", v["shedders"], registry.names("shedding"), bad)
+    if not bad and not v["strategies"] and not v["shedders"]:
+        bad.append("no strategy to run: name grouping strategies or shedders.")
+    if not bad:
+        _operator_shedders(v["shedders"], bad)
+    _number("workers", v["workers"], 1, lc.MAX_WORKERS, True, bad)
+    _number("tuples", v["tuples"], 1, lc.MAX_TUPLES, True, bad)
+    _number("rate", v["rate"], 0.0, lc.MAX_RATE, False, bad)
+    v["cost"] = _cost(v["cost"], bad)
+    if v["work"] not in lc.WORK:
+        bad.append(f"parameter 'work': {v['work']!r} is not one of {', '.join(lc.WORK)}.")
+    if not isinstance(v["native"], bool):
+        bad.append(f"parameter 'native' is true or false, got {v['native']!r}.")
+    addr = v["flink_address"]
+    host, _, port = addr.rpartition(":") if isinstance(addr, str) else ("", "", "")
+    if not isinstance(addr, str) or (addr and (not host or not port.isdigit() or not 0 < int(port) < 65536)):
+        bad.append(f"parameter 'flink_address' is HOST:PORT of a Flink REST endpoint or empty, got {addr!r}.")
+    return v, bad
+
+
+def _check_flink(v: Mapping[str, Any]) -> None:
+    """The Flink engine's needs: the Flink environment, a JVM, a reachable address, and the job's
+    jar (compiled now when its source changed: a JDK is needed then)."""
+    from skewbench.settings import flink_environment, settings
+
+    flink_environment()  # one line naming `make flink-env`
+    if shutil.which("java") is None:
+        raise SkewbenchError("the Flink engine runs its job on a JVM and `java` is not on PATH: install a JDK "
+                             "(make java installs openjdk-17-jdk-headless)")
+    if v["flink_address"]:
+        import socket
+
+        host, _, port = v["flink_address"].rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+        except OSError as e:
+            raise SkewbenchError(f"parameter 'flink_address': nothing answers at {v['flink_address']} "
+                                 f"({e.strerror or e}); start the Flink cluster or leave the address empty") from None
+    from skewbench.live.flink import job_jar
+
+    job_jar(settings().state)
+
+
+def check_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate the run's parameters and resolve the datasets; :class:`SkewbenchError` with one
+    sentence per bad value (all of them, in one line) before anything starts."""
+    v, bad = _values(params)
+    if bad:
+        raise SkewbenchError(" ".join(bad))
+    from skewbench.datasets.catalog import load_catalog
+
+    entries = load_catalog().select(v["datasets"] or None, None if v["datasets"] else SET)
+    missing = [e.name for e in entries if not e.available]
+    if missing:
+        raise SkewbenchError(f"the input of dataset(s) {', '.join(missing)} is absent: nothing to run live")
+    v["datasets"] = [e.name for e in entries]
+    cfg = config(v, v["datasets"][0])
+    cfg.check()
+    if v["cost"] != "dataset":
+        try:
+            cfg.check_work(float(v["cost"]))
+        except SkewbenchError as e:
+            raise SkewbenchError(str(e).replace("fewer --tuples", "fewer tuples or a lower cost")) from None
+    if "flink" in v["engines"]:
+        _check_flink(v)
+    return v
+
+
+def config(conf: Mapping[str, Any], dataset: str) -> lc.LiveConfig:
+    """The live run of one dataset (:class:`skewbench.live.config.LiveConfig`)."""
+    return lc.LiveConfig(dataset=dataset, workers=conf["workers"], tuples=conf["tuples"], rate=float(conf["rate"]),
+                         cost=conf["cost"], work=conf["work"], engines=tuple(conf["engines"]),
+                         grouping=tuple(conf["strategies"]), shedding=tuple(conf["shedders"]),
+                         native=bool(conf["native"]), flink_address=conf["flink_address"])
+
+
+# --------------------------------------------------------------------------------------------
+# where a run writes
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_") or "run"
+
+
+def run_dir(logical_date: str, run_id: str) -> Path:
+    """``<runs root>/<logical date>/live-<run id>``: this DAG run's outputs."""
+    from skewbench.settings import settings
+
+    return settings().runs_root / _safe(str(logical_date)[:10]) / f"live-{_safe(run_id)}"
+
+
+def dataset_dir(out_root: str | os.PathLike, dataset: str) -> Path:
+    return Path(out_root) / _safe(dataset)
+
+
+def _write_json(path: Path, doc: Any) -> None:
+    """Write ``doc`` to ``path`` atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc, default=float, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------------------------
+# the steps
+
+
+def prepare_dataset(name: str, conf: Mapping[str, Any]) -> dict[str, Any]:
+    """Materialise one catalog dataset (kept when up to date) and validate it (Great
+    Expectations), as the nightly does; a dataset without a cost column is refused when the run's
+    cost is ``dataset``."""
+    from skewbench.datasets.catalog import load_catalog
+    from skewbench.datasets.contract import open_dataset
+    from skewbench.errors import ValidationFailed
+    from skewbench.materialize import materialize
+    from skewbench.settings import settings
+
+    entry = load_catalog().select([name])[0]
+    engine = "spark" if entry.spec is not None and entry.spec.tuples > 5_000_000 else "local"
+    status = materialize(entry, settings().data_root, engine=engine, validate=True)
+    if status["validation"] == "failed":
+        raise ValidationFailed(status["detail"])
+    ds = open_dataset(status["path"])
+    if conf.get("cost") == "dataset" and "cost" not in ds.columns:
+        raise SkewbenchError(f"{name} has no cost column: give the run a cost in milliseconds, not 'dataset'")
+    return {"name": name, "path": status["path"], "status": status["status"], "fingerprint": ds.meta["fingerprint"],
+            "tuples": ds.meta["tuples"]}
+
+
+def attempt_note(attempt: int) -> str:
+    """What a run's attempt means for its numbers (logged, and tagged in MLflow)."""
+    if attempt <= 1:
+        return "1: the run's first attempt"
+    return (f"{attempt}: retried after a failed attempt; every phase ran again from the start and only this "
+            "attempt's timings are kept (a run's timing after a restart is not a measurement)")
+
+
+def run_dataset(conf: Mapping[str, Any], dataset: Mapping[str, Any], out_root: str, attempt: int = 1,
+                progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """Execute one dataset live (:func:`skewbench.live.run.live_rows`) and write its ``live.json``;
+    on failure write ``failure.json`` (the reason) and raise.  A retry discards what an earlier
+    attempt left and runs everything again."""
+    from skewbench.live.run import live_rows
+    from skewbench.settings import settings
+
+    out = dataset_dir(out_root, dataset["name"])
+    if attempt > 1:
+        progress(f"attempt {attempt_note(attempt)}")
+    for stale in (out / RESULTS, out / FAILURE):
+        stale.unlink(missing_ok=True)
+    shutil.rmtree(out / "work", ignore_errors=True)
+    (out / "work").mkdir(parents=True)
+    try:
+        res = live_rows(dataset["path"], config(conf, dataset["name"]), out / "work", state=settings().state,
+                        progress=progress)
+    except Exception as e:
+        _write_json(out / FAILURE, {"dataset": dataset["name"], "attempt": attempt,
+                                    "error": f"{type(e).__name__}: {' '.join(str(e).split())}"[:2000]})
+        raise
+    doc = {**res.to_dict(), "dataset": dataset["name"], "attempt": attempt, "attempt_note": attempt_note(attempt)}
+    _write_json(out / RESULTS, doc)
+    return {"dataset": dataset["name"], "path": str(out / RESULTS), "rows": len(res.rows), "attempt": attempt}
+
+
+def open_tracking(conf: Mapping[str, Any], dag_id: str, run_id: str) -> dict[str, str]:
+    from skewbench.live import tracking
+
+    eid, pid = tracking.open_parent(conf, dag_id, run_id)
+    return {"experiment_id": eid, "parent_run_id": pid}
+
+
+def failure_reason(out_root: str, datasets: list[str], fallback: str) -> str:
+    """The reasons the datasets' runs wrote (``failure.json``), else ``fallback``."""
+    reasons = []
+    for name in datasets:
+        f = dataset_dir(out_root, name) / FAILURE
+        if f.is_file():
+            doc = json.loads(f.read_text())
+            reasons.append(f"{name} (attempt {doc.get('attempt')}): {doc.get('error')}")
+    return "; ".join(reasons) or fallback
+
+
+def fail_tracking(conf: Mapping[str, Any], dag_id: str, run_id: str, fallback: str) -> str:
+    """End the DAG run's MLflow parent FAILED with the reason; returns the reason."""
+    from skewbench.live import tracking
+
+    reason = failure_reason(conf["out_root"], list(conf["datasets"]), fallback)
+    tracking.fail(dag_id, run_id, reason)
+    return reason
+
+
+def load_results(conf: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every dataset's ``live.json`` of the run (with its ``path``); an error names a missing one."""
+    out = []
+    for name in conf["datasets"]:
+        f = dataset_dir(conf["out_root"], name) / RESULTS
+        if not f.is_file():
+            raise SkewbenchError(f"{name}: no {RESULTS} in {f.parent}: its live run did not complete")
+        out.append({**json.loads(f.read_text()), "path": str(f)})
+    return out
+
+
+def log_results(conf: Mapping[str, Any], dag_id: str, run_id: str) -> dict[str, Any]:
+    """Log every dataset's live result to MLflow (:func:`skewbench.live.tracking.log_results`);
+    what was logged is saved beside the results for the report."""
+    from skewbench.live import tracking
+
+    logged = tracking.log_results(load_results(conf), dag_id, run_id)
+    _write_json(Path(conf["out_root"]) / "mlflow-live.json", logged)
+    return {k: v for k, v in logged.items() if k != "children"}
+
+
+def report(conf: Mapping[str, Any], dag_id: str, run_id: str) -> str:
+    """The run's page (``live.html``: simulated against measured), logged to the MLflow parent,
+    which it ends FINISHED; returns the run's summary (the console table per dataset)."""
+    from skewbench.live import tracking
+    from skewbench.live.cli import table
+    from skewbench.livepage import write_page
+
+    results = load_results(conf)
+    saved = Path(conf["out_root"]) / "mlflow-live.json"
+    simulated = json.loads(saved.read_text()).get("simulated", {}) if saved.is_file() else {}
+    runs = [{**r, "simulated": simulated.get(r["dataset"], {}),
+             "retry": r.get("attempt_note") if int(r.get("attempt", 1)) > 1 else None} for r in results]
+    page = write_page(runs, Path(conf["out_root"]) / PAGE, f"skewbench live: simulated vs measured, {run_id}")
+    url = tracking.finish(dag_id, run_id, page)
+    lines = []
+    for r in results:
+        lines += [f"{r['dataset']} ({r['stream']['tuples']:,} tuples, {r['stream']['workers']} workers, "
+                  f"{r['stream']['cost_model']}, attempt {r.get('attempt_note')})", table(r["rows"])]
+        lines += [f"  {a['engine']}: {a['metric']} ranks {a['strategies']} strategies alike, Kendall tau "
+                  f"{'-' if a['kendall_tau'] is None else format(a['kendall_tau'], '.3f')}" for a in r["agreement"]]
+        lines.append("")
+    lines += [f"page: {page}", f"MLflow: {url}"]
+    return "\n".join(lines)
