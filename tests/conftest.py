@@ -91,7 +91,9 @@ FILE_SECONDS = {
     "tests/integration/test_cluster.py": 40, "tests/integration/test_validation.py": 30,
     "tests/integration/test_engine_hashes.py": 25, "tests/integration/test_cli.py": 30,
     "tests/integration/test_cli_replay.py": 25, "tests/integration/test_tracking_server.py": 25,
-    "tests/integration/test_flink_engine.py": 40,
+    "tests/integration/test_flink_engine.py": 40, "tests/integration/test_live_flink.py": 55,
+    "tests/integration/test_live_spark.py": 25, "tests/property/test_live_property.py": 12,
+    "tests/unit/test_live_config.py": 2,
 }
 
 
