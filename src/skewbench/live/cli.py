@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -124,15 +125,25 @@ def command(dataset: str, workers: int, tuples: int, rate: float, cost: str, wor
         flink_environment()  # one line naming `make flink-env` before anything starts
     path = _dataset_path(dataset)
     echo = (lambda m: click.echo(m, err=True)) if as_json else click.echo
-    with tempfile.TemporaryDirectory(prefix="skewbench-live-") as tmp:
-        work_dir = Path(out) if out else Path(tmp)
-        work_dir.mkdir(parents=True, exist_ok=True)
+    # the engines write their inputs and logs under the work directory as they start (--out is
+    # created only then: a run refused before that writes nothing); a failed run's temporary one
+    # stays, with the log its message names
+    tmp = None if out else Path(tempfile.mkdtemp(prefix="skewbench-live-"))
+    work_dir = Path(out) if out else tmp
+    try:
         res = live_rows(path, cfg, work_dir, state=settings().state, progress=echo)
-        if out:
-            target = work_dir / RESULTS_FILE
-            staged = target.with_suffix(".json.tmp")
-            staged.write_text(json.dumps(res.to_dict(), default=float, indent=1))
-            os.replace(staged, target)
+    except BaseException as e:
+        if tmp is not None and (not isinstance(e, SkewbenchError) or not any(tmp.iterdir())):
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if out:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        target = work_dir / RESULTS_FILE
+        staged = target.with_suffix(".json.tmp")
+        staged.write_text(json.dumps(res.to_dict(), default=float, indent=1))
+        os.replace(staged, target)
     if as_json:
         json.dump(res.to_dict(), sys.stdout, default=float)
         sys.stdout.write("\n")

@@ -84,20 +84,42 @@ class LiveConfig:
             if unknown:
                 raise SkewbenchError(f"unknown {fam} strateg{'y' if len(unknown) == 1 else 'ies'} "
                                      f"{', '.join(unknown)}; known: {', '.join(known)}")
+        for name in self.shedding:
+            if not is_operator_shedder(name):
+                raise SkewbenchError(f"shedder {name} partitions a windowed aggregation; the live mode runs the "
+                                     f"operator shedders ({', '.join(operator_shedders())})")
         if self.flink_address:
             host, _, port = self.flink_address.rpartition(":")
-            if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            # the job splits HOST:PORT at its colon and prefixes http://: a bare host name or IPv4 address
+            if not host or ":" in host or "/" in host or not port.isdigit() or not 0 < int(port) < 65536:
                 raise SkewbenchError(f"--flink-address is HOST:PORT of a Flink REST endpoint, got {self.flink_address!r}")
 
-    def check_work(self, mean_cost_ms: float) -> None:
-        """Refuse a run whose work per strategy would exceed :data:`MAX_SECONDS_PER_STRATEGY`."""
-        seconds = self.tuples * mean_cost_ms / 1000.0 / self.workers
+    def check_work(self, mean_cost_ms: float, tuples: int | None = None) -> None:
+        """Refuse a run whose work per strategy would exceed :data:`MAX_SECONDS_PER_STRATEGY`:
+        ``tuples`` of the stream (default ``self.tuples``; fewer when the dataset is shorter)."""
+        tuples = self.tuples if tuples is None else tuples
+        seconds = tuples * mean_cost_ms / 1000.0 / self.workers
         if self.rate > 0:
-            seconds = max(seconds, self.tuples / self.rate)
+            seconds = max(seconds, tuples / self.rate)
         if seconds > MAX_SECONDS_PER_STRATEGY:
-            raise SkewbenchError(f"{self.tuples:,} tuples of {mean_cost_ms:.3g} ms on {self.workers} workers"
+            raise SkewbenchError(f"{tuples:,} tuples of {mean_cost_ms:.3g} ms on {self.workers} workers"
                                  f"{f' at {self.rate:g}/s' if self.rate else ''} take at least {seconds:.0f} s per "
                                  f"strategy and engine; at most {MAX_SECONDS_PER_STRATEGY:.0f}: fewer --tuples")
+
+
+def operator_shedders() -> list[str]:
+    """The shedders a live run can execute: those in front of one operator (not the ones that
+    partition a windowed aggregation)."""
+    from skewbench import registry
+
+    return [n for n in registry.names("shedding") if is_operator_shedder(n)]
+
+
+def is_operator_shedder(name: str) -> bool:
+    """Whether the shedder ``name`` (a registered one) runs in front of one operator."""
+    from skewbench import registry
+
+    return getattr(registry.get("shedding", name), "kind", "operator") == "operator"
 
 
 def _int(name: str, v: Any, lo: int, hi: int) -> None:

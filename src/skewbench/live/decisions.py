@@ -18,7 +18,7 @@ import numpy as np
 
 from skewbench import registry
 from skewbench.errors import SkewbenchError
-from skewbench.live.config import LiveConfig
+from skewbench.live.config import LiveConfig, is_operator_shedder, operator_shedders
 
 
 @dataclass
@@ -121,10 +121,9 @@ def shedding_phase(stream: Stream, strategy: str, cfg: LiveConfig) -> tuple[Phas
     it keeps, due when they arrive; and the simulator's own row for it (queueing latency, drops)."""
     from skewbench.shedding.engine import arrivals_ms, operator_data, simulate_operator
 
-    cls = registry.get("shedding", strategy)
-    if getattr(cls, "kind", "operator") != "operator":
+    if not is_operator_shedder(strategy):
         raise SkewbenchError(f"shedder {strategy} partitions a windowed aggregation; the live mode runs the "
-                             f"operator shedders ({', '.join(n for n in registry.names('shedding') if n != strategy)})")
+                             f"operator shedders ({', '.join(operator_shedders())})")
     params = dict(cfg.params.get(strategy, {}))
     d = operator_data(stream.keys, stream.cost_ms)
     row, _, tr = simulate_operator(strategy, params, d, cfg.provisioning, cfg.bound_ms, cfg.seed, opt_window=0)

@@ -157,8 +157,11 @@ def run(phases: list[Phase], work: Path, *, workers: int, work_mode: str, addres
             proc.kill()
             raise SkewbenchError(f"the Flink job did not finish in {timeout_s:.0f} s (log: {work / 'flink.log'})") from None
     if rc != 0:
-        tail = (work / "flink.log").read_text(errors="replace").strip().splitlines()[-3:]
-        raise SkewbenchError(f"the Flink job failed (exit {rc}): {' | '.join(tail)[-500:]} (log: {work / 'flink.log'})")
+        lines = (work / "flink.log").read_text(errors="replace").strip().splitlines()
+        # the root cause (a stack trace's last "Caused by:"), else the log's last lines
+        causes = [ln.strip() for ln in lines if ln.startswith(("Caused by: ", "Exception in thread"))]
+        what = causes[-1] if causes else " | ".join(ln.strip() for ln in lines[-3:])
+        raise SkewbenchError(f"the Flink job failed (exit {rc}): {what[-500:]} (log: {work / 'flink.log'})")
     out = []
     for i, ph in enumerate(phases):
         worker, due, start, end, info = read_timings(work / f"phase-{i:03d}", workers)

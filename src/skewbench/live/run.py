@@ -192,7 +192,7 @@ def live_rows(dataset: str, cfg: LiveConfig, work: Path, *, state: Path,
     stream = dec.read_stream(dataset, cfg)
     if stream.tuples == 0:
         raise SkewbenchError(f"{dataset}: no tuples to run")
-    cfg.check_work(float(stream.cost_ms.mean()))
+    cfg.check_work(float(stream.cost_ms.mean()), stream.tuples)
     strategies, sim = phases(stream, cfg)
     t["decisions"] = time.perf_counter()
     rows: list[dict[str, Any]] = []
