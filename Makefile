@@ -1,6 +1,9 @@
 # skewbench: every target bootstraps what it needs (virtual environment, locked dependencies).
 #   make run        the nightly pipeline once, on embedded defaults (Airflow, Spark, GE, MLflow);
 #                   RUN_CONF='{"catalog_set": "paper"}' passes the DAG's parameters
+#   make live       the live mode once (the skewbench_live DAG with dag.test()): the catalog's live set
+#                   executed on Flink and Spark with each strategy's decisions, measured against the
+#                   simulator's prediction; RUN_CONF='{"engines": ["spark"]}' passes its parameters
 #   make ui         the Airflow and MLflow UIs on localhost (make ui-stop stops them)
 #   make cluster    a Spark standalone cluster on localhost, a master and 2 workers (make cluster-stop)
 #   make datasets   generate, validate and describe the default dataset catalog only
@@ -54,7 +57,7 @@ KERNEL_SOURCES := src/skewbench/jit.py src/skewbench/aot.py $(wildcard src/skewb
 	$(shell grep -rl "^from skewbench.jit import njit" src/skewbench)
 READY := $(STAMP) $(KERNELS)
 
-.PHONY: install bytecode run datasets ui ui-stop cluster cluster-stop test bench reproduce lock clean java browser docs \
+.PHONY: install bytecode run live datasets ui ui-stop cluster cluster-stop test bench reproduce lock clean java browser docs \
 	docker-tools images deploy-test flink-env lock-flink
 
 install: $(READY)
@@ -111,6 +114,12 @@ run: $(READY)
 	@mkdir -p $(STATE)/mlflow
 	$(BIN)/airflow db migrate > $(STATE)/airflow-migrate.log 2>&1 || { tail -20 $(STATE)/airflow-migrate.log; exit 1; }
 	$(BIN)/python scripts/run_nightly.py $(if $(RUN_CONF),'$(RUN_CONF)')
+
+live: export SKEWBENCH_FLINK_PYTHON := $(FLINK_PYTHON)
+live: $(READY) $(FLINK_STAMP)
+	@mkdir -p $(STATE)/mlflow
+	$(BIN)/airflow db migrate > $(STATE)/airflow-migrate.log 2>&1 || { tail -20 $(STATE)/airflow-migrate.log; exit 1; }
+	$(BIN)/python scripts/run_live.py $(if $(RUN_CONF),'$(RUN_CONF)')
 
 datasets: $(READY)
 	$(BIN)/skewbench datasets generate catalog --set default --root $(ROOT) --validate

@@ -15,8 +15,8 @@ implementation (no numpy, no cumulative maximum, no bincount):
   its tuples (None for a worker without any) and the largest of those means; the queueing latency
   (start less due) averaged over tuples;
 * the calibration: per worker its tuples in order of start (ties: stream order), each gap
-  between consecutive starts in ms less the earlier tuple's cost; the overhead is the median of
-  all gaps (the mean of the two middle values for an even count), the transport delay the median
+  between consecutive starts in ms less the earlier tuple's cost; the overhead is the mean of
+  all gaps, the transport delay the median (the mean of the two middle values for an even count)
   over the workers of their first tuple's wait (start less due, ms); both at least 0, and 0 with
   nothing to measure;
 * Kendall's tau-b: over the pairs where neither value is None, ``n0 = n (n - 1) / 2`` pairs,
@@ -109,7 +109,7 @@ def calibrate(worker, due_s, start_s, end_s, cost_ms, workers):
             gaps.append((s1 - s0) * 1000.0 - cost_ms[i0])
         first = mine[0][1]
         waits.append((start_s[first] - due_s[first]) * 1000.0)
-    overhead = max(0.0, median(gaps)) if gaps else 0.0
+    overhead = max(0.0, sum(gaps) / len(gaps)) if gaps else 0.0
     transport = max(0.0, median(waits)) if waits else 0.0
     return overhead, transport
 

@@ -35,9 +35,9 @@ ZS = (1.4, 1.7, 2.0)
 COST_MS = 1.0
 RATE = 1.25 * P * 1000.0 / COST_MS  # 125% of the aggregate capacity: 10,000 tuples/s
 STRATEGIES = ("kg", "pkg", "dc", "wc", "sg", "flink", "kafka", "chwbl")
-#: measured over predicted throughput, on both engines: 0.93-0.99 measured here on an idle machine;
+#: measured over predicted throughput, on both engines: 0.90-1.00 on an idle machine, 0.94-1.11 beside other work;
 #: the band leaves room for a loaded one (the other pytest worker runs beside it)
-THROUGHPUT_BAND = (0.80, 1.10)
+THROUGHPUT_BAND = (0.75, 1.20)
 
 
 @functools.lru_cache(maxsize=None)
