@@ -14,7 +14,10 @@ stack is started with the commands of docs/deploy.md (docker-compose, project
    nested runs, reachable on 127.0.0.1 only;
 4. both PostgreSQL containers are restarted, a second run succeeds with the same results, and the
    first run's records (Airflow's and MLflow's) are intact;
-5. ``down -v`` leaves no container, network or volume of the project.
+5. the live DAG (``skewbench_live``) runs once on the stack's Flink (JobManager and TaskManager
+   containers, its jobs submitted over REST with their jar) and Spark cluster: every routing
+   exact, Flink's own keyBy equal to the ``flink`` strategy's loads, the runs in MLflow;
+6. ``down -v`` leaves no container, network or volume of the project.
 
 Slow (8 minutes with the images built, 11 from nothing) and needs a Docker daemon: ``make deploy-test``
 only (``SKEWBENCH_DEPLOY_TEST=1``).
@@ -98,7 +101,8 @@ class Stack:
         if not images.exists():
             pytest.fail(f"{images} is missing: run make images first (make deploy-test does)")
         self.work = work
-        self.ports = {"AIRFLOW_PORT": free_port(), "MLFLOW_PORT": free_port(), "SPARK_UI_PORT": free_port()}
+        self.ports = {"AIRFLOW_PORT": free_port(), "MLFLOW_PORT": free_port(), "SPARK_UI_PORT": free_port(),
+                      "FLINK_PORT": free_port()}
         fernet = urlsafe_b64encode(secrets.token_bytes(32)).decode()
         env = {"AIRFLOW_DB_PASSWORD": secrets.token_urlsafe(24), "MLFLOW_DB_PASSWORD": secrets.token_urlsafe(24),
                "AIRFLOW_FERNET_KEY": fernet, "AIRFLOW_JWT_SECRET": secrets.token_urlsafe(32),
@@ -154,12 +158,16 @@ class Stack:
     def spark(self) -> dict:
         return self.http("GET", self.url("SPARK_UI_PORT", "/json/"), auth=False)
 
+    def flink(self) -> dict:
+        return self.http("GET", self.url("FLINK_PORT", "/overview"), auth=False)
+
     def healthy(self) -> bool:
         h = self.http("GET", self.url("AIRFLOW_PORT", "/api/v2/monitor/health"), auth=False)
         ok = all(h.get(k, {}).get("status") == "healthy" for k in ("metadatabase", "scheduler", "dag_processor"))
         with urllib.request.urlopen(self.url("MLFLOW_PORT", "/health"), timeout=10) as r:
             ok = ok and r.status == 200
-        return ok and self.spark().get("aliveworkers") == 2
+        fl = self.flink()
+        return ok and self.spark().get("aliveworkers") == 2 and fl.get("taskmanagers") == 1 and fl.get("slots-total") == 8
 
     def login(self) -> None:
         pw = json.loads(self.compose("exec", "-T", "airflow-api-server", "cat", "/data/airflow/passwords.json").stdout)
@@ -167,20 +175,21 @@ class Stack:
                       {"username": "admin", "password": pw["admin"]}, auth=False)
         self.token = r["access_token"]
 
-    def trigger(self) -> str:
-        r = self.airflow("POST", f"/dags/{DAG}/dagRuns", {"logical_date": None, "conf": CONF})
+    def trigger(self, dag: str = DAG, conf: dict | None = None) -> str:
+        r = self.airflow("POST", f"/dags/{dag}/dagRuns", {"logical_date": None, "conf": CONF if conf is None else conf})
         return r["dag_run_id"]
 
-    def run_state(self, run_id: str) -> str:
-        return self.airflow("GET", f"/dags/{DAG}/dagRuns/{urllib.request.quote(run_id, safe='')}")["state"]
+    def run_state(self, run_id: str, dag: str = DAG) -> str:
+        return self.airflow("GET", f"/dags/{dag}/dagRuns/{urllib.request.quote(run_id, safe='')}")["state"]
 
-    def tasks(self, run_id: str) -> list[dict]:
+    def tasks(self, run_id: str, dag: str = DAG) -> list[dict]:
         q = urllib.request.quote(run_id, safe="")
-        return self.airflow("GET", f"/dags/{DAG}/dagRuns/{q}/taskInstances?limit=1000")["task_instances"]
+        return self.airflow("GET", f"/dags/{dag}/dagRuns/{q}/taskInstances?limit=1000")["task_instances"]
 
-    def finish(self, run_id: str, timeout: float = 1800) -> str:
-        return self.wait(f"DAG run {run_id} to finish", lambda: (s := self.run_state(run_id)) in ("success", "failed")
-                         and s, timeout=timeout, every=5)
+    def finish(self, run_id: str, timeout: float = 1800, dag: str = DAG) -> str:
+        return self.wait(f"DAG run {run_id} to finish",
+                         lambda: (s := self.run_state(run_id, dag)) in ("success", "failed") and s,
+                         timeout=timeout, every=5)
 
     def results(self, run_id: str) -> Path:
         """The run's output directory, copied out of the data volume."""
@@ -394,3 +403,50 @@ def test_postgresql_restarted_between_runs(stack, in_process):
     assert len(after) > len(before_runs)
     log(f"run 2 after the PostgreSQL restart: success, {n} tables identical; run 1's "
         f"{len(before_tis)} task instances and {len(before_runs)} MLflow runs intact")
+
+
+LIVE = "skewbench_live"
+#: the live run on the stack: a small prefix, both engines at parallelism 2 (the Spark cluster has
+#: two one-core workers, a stage needs a task slot per worker), Flink's and Spark SQL's own routing
+LIVE_CONF = {"datasets": ["tiny-zipf"], "engines": ["flink", "spark"], "strategies": ["kg", "pkg", "sg", "flink", "spark-sql"],
+             "workers": 2, "tuples": 600, "cost": 1.0}
+
+
+def test_live_dag_on_the_stacks_flink_and_spark(stack):
+    """The live DAG through the scheduler: its Flink jobs on the stack's JobManager (submitted over
+    REST with their jar; the TaskManager reads and writes the run's files in the data volume),
+    its Spark stages on the stack's cluster; every routing exact, Flink's keyBy and Spark SQL's
+    repartition equal to the strategies that model them; the runs in MLflow."""
+    import mlflow
+
+    t0 = time.monotonic()
+    stack.wait("the live DAG to be parsed", lambda: stack.airflow("GET", f"/dags/{LIVE}")["dag_id"], timeout=300)
+    stack.airflow("PATCH", f"/dags/{LIVE}", {"is_paused": False})
+    run_id = stack.trigger(LIVE, LIVE_CONF)
+    state = stack.finish(run_id, dag=LIVE)
+    assert state == "success", [(t["task_id"], t["state"]) for t in stack.tasks(run_id, LIVE)]
+    STAGES["live run (Flink and Spark)"] = time.monotonic() - t0
+    cid = stack.container("airflow-scheduler")
+    safe = run_id.replace(":", "_").replace("+", "_")
+    found = sh("docker", "exec", cid, "sh", "-c", f"ls /data/state/runs/*/live-{safe}/tiny-zipf/live.json").stdout.split()
+    assert len(found) == 1, found
+    res = json.loads(sh("docker", "exec", cid, "cat", found[0]).stdout)
+    rows = res["rows"]
+    assert {(r["engine"], r["routing"]) for r in rows} == {("flink", "routed"), ("flink", "native"), ("spark", "routed"),
+                                                            ("spark", "native")}
+    for r in rows:
+        assert r["subtask_records"] == r["decided_records"] and r["routing_exact"], r
+        assert r["tuples_executed"] == 600 and r["throughput_measured"] > 0, r
+    native = {r["engine"]: r for r in rows if r["routing"] == "native"}
+    assert native["flink"]["strategy"] == "flink" and native["spark"]["strategy"] == "spark-sql"
+    # the jobs ran on the stack's JobManager (its REST API lists them), not on a local Flink
+    jobs = stack.http("GET", stack.url("FLINK_PORT", "/jobs/overview"), auth=False)["jobs"]
+    names = [j["name"] for j in jobs if j["state"] == "FINISHED"]
+    assert sum(n.startswith("skewbench-live ") for n in names) >= 7, names
+    client = mlflow.MlflowClient(stack.url("MLFLOW_PORT", ""))
+    exp = client.get_experiment_by_name("skewbench-live")
+    parents = [p for p in client.search_runs([exp.experiment_id], f"tags.`skewbench.key` = '{LIVE}/{run_id}'")]
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED", parents
+    kids = client.search_runs([exp.experiment_id], f"tags.`mlflow.parentRunId` = '{parents[0].info.run_id}'")
+    assert len(kids) == len(rows) and all(k.info.status == "FINISHED" for k in kids)
+    log(f"live run: {len(rows)} phases, every routing exact; {len(names)} Flink jobs on the stack's JobManager")

@@ -49,6 +49,12 @@ def _grouping_names() -> list[str]:
     return registry.names("grouping")
 
 
+def _default_flink_address() -> str:
+    from skewbench.settings import settings
+
+    return settings().flink_address
+
+
 def params_schema() -> dict[str, dict[str, Any]]:
     """Every Param: type, default, form section, description (with the allowed range in words:
     the form's number inputs would clamp a value silently, :func:`check_params` refuses it)."""
@@ -60,9 +66,10 @@ def params_schema() -> dict[str, dict[str, Any]]:
                     "examples": list(lc.ENGINES), "section": "Engines",
                     "description": "Engines to execute each strategy on (flink needs the Flink environment, "
                                    "make flink-env)."},
-        "flink_address": {"type": "string", "default": "", "section": "Engines",
-                          "description": "HOST:PORT of a running Flink cluster's REST endpoint; empty = a local "
-                                         "Flink started for the run."},
+        "flink_address": {"type": "string", "default": _default_flink_address(), "section": "Engines",
+                          "description": "HOST:PORT of a running Flink cluster's REST endpoint (default: "
+                                         "SKEWBENCH_FLINK_ADDRESS, the deployed stack's JobManager); empty = a "
+                                         "local Flink started for the run."},
         "native": {"type": "boolean", "default": True, "section": "Engines",
                    "description": "Also execute the engines' own routing (Flink's keyBy for flink, Spark SQL's "
                                   "repartition for spark-sql), checked against the strategy to the tuple."},
