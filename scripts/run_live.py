@@ -89,9 +89,10 @@ def main() -> None:
         for a in res["agreement"]:
             tau = "-" if a["kendall_tau"] is None else f"{a['kendall_tau']:.3f}"
             print(f"  {a['engine']}: {a['metric']} ranks {a['strategies']} strategies alike, Kendall tau {tau}")
-        page = path.with_name("live.html")
+    pages = sorted({p.parent.parent / "live.html" for p in results(run["run_id"])})
+    for page in pages:
         if page.exists():
-            print(f"  page: {page}")
+            print(f"\nsimulated against measured: {page}")
     print(f"\ntask log: {log}\nMLflow store: {os.environ.get('SKEWBENCH_TRACKING_URI', '(default)')} (browse with `make ui`)")
     sys.exit(0 if run["state"] == "success" else 1)
 

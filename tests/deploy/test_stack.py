@@ -409,7 +409,7 @@ LIVE = "skewbench_live"
 #: the live run on the stack: a small prefix, both engines at parallelism 2 (the Spark cluster has
 #: two one-core workers, a stage needs a task slot per worker), Flink's and Spark SQL's own routing
 LIVE_CONF = {"datasets": ["tiny-zipf"], "engines": ["flink", "spark"], "strategies": ["kg", "pkg", "sg", "flink", "spark-sql"],
-             "workers": 2, "tuples": 600, "cost": 1.0}
+             "workers": 2, "tuples": 600, "cost": "1"}
 
 
 def test_live_dag_on_the_stacks_flink_and_spark(stack):

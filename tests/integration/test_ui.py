@@ -88,10 +88,10 @@ def _browser():
     return sync_playwright
 
 
-def _trigger(page, ui, conf: dict | None = None, datasets: str | None = None) -> None:
+def _trigger(page, ui, conf: dict | None = None, datasets: str | None = None, dag: str = DAG) -> None:
     """Open the trigger form and submit it: the datasets field typed in as a user would, or
     the whole configuration in the form's JSON editor."""
-    page.goto(f"{ui['airflow']}/dags/{DAG}")
+    page.goto(f"{ui['airflow']}/dags/{dag}")
     page.get_by_role("button", name="Trigger").first.click()
     dialog = page.locator("[role=dialog][data-state=open]")
     dialog.get_by_role("button", name="Datasets").first.wait_for(timeout=60_000)
@@ -111,9 +111,9 @@ def _trigger(page, ui, conf: dict | None = None, datasets: str | None = None) ->
     page.wait_for_timeout(2000)
 
 
-def _newest_manual_run(ui, before: set[str]) -> str:
+def _newest_manual_run(ui, before: set[str], dag: str = DAG) -> str:
     for _ in range(60):
-        runs = ui["client"].api("GET", f"/api/v2/dags/{DAG}/dagRuns?limit=50")["dag_runs"]
+        runs = ui["client"].api("GET", f"/api/v2/dags/{dag}/dagRuns?limit=50")["dag_runs"]
         new = [r["dag_run_id"] for r in runs if r["run_type"] == "manual" and r["dag_run_id"] not in before]
         if new:
             return new[0]
@@ -176,3 +176,46 @@ def test_a_first_time_user_triggers_runs_and_finds_the_mlflow_runs(ui, tmp_path)
             fresh.screenshot(path=str(shots / "3-mlflow-runs.png"))
         finally:
             browser.close()
+
+
+LIVE = "skewbench_live"
+
+
+@pytest.mark.slow  # a minute or two in a real browser: make reproduce
+def test_the_live_dag_runs_from_the_airflow_ui(ui):
+    """skewbench_live triggered through its form (the configuration in the form's JSON editor):
+    the run succeeds under the scheduler, every routing exact, and its MLflow parent is finished."""
+    sync_playwright = _browser()
+    password = json.loads((Path(ui["env"]["AIRFLOW_HOME"]) /
+                           "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+    ui["client"].api("PATCH", f"/api/v2/dags/{LIVE}", {"is_paused": False})
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(ui["airflow"] + "/")
+            page.fill("input[name=username]", "admin")
+            page.fill("input[name=password]", password)
+            page.click("button[type=submit]")
+            page.wait_for_url(lambda url: "/auth/login" not in url, timeout=60_000)
+            before = {r["dag_run_id"] for r in
+                      ui["client"].api("GET", f"/api/v2/dags/{LIVE}/dagRuns?limit=50")["dag_runs"]}
+            _trigger(page, ui, conf={"datasets": ["tiny-zipf"], "engines": ["spark"], "strategies": ["kg", "pkg", "sg"],
+                                     "workers": 2, "tuples": 400, "cost": "2"}, dag=LIVE)
+            run_id = _newest_manual_run(ui, before, LIVE)
+        finally:
+            browser.close()
+    run = ui["client"].wait_run(LIVE, run_id, 900)
+    assert run["state"] == "success", [(t["task_id"], t["state"]) for t in ui["client"].tasks(LIVE, run_id)]
+    found = list(Path(ui["env"]["SKEWBENCH_STATE"]).glob("runs/*/live-*/tiny-zipf/live.json"))
+    assert len(found) == 1, found
+    rows = json.loads(found[0].read_text())["rows"]
+    assert {r["strategy"] for r in rows} == {"kg", "pkg", "sg"}
+    assert all(r["subtask_records"] == r["decided_records"] and r["tuples_executed"] == 400 for r in rows), rows
+    from mlflow import MlflowClient
+
+    client = MlflowClient(ui["env"]["SKEWBENCH_TRACKING_URI"])
+    exp = client.get_experiment_by_name("skewbench-live")
+    parents = client.search_runs([exp.experiment_id], f"tags.`skewbench.key` = '{LIVE}/{run_id}'")
+    assert [p.info.status for p in parents] == ["FINISHED"], parents
