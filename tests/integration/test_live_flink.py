@@ -142,7 +142,7 @@ def test_flinks_rest_metrics_were_sampled(run):
 def test_a_failed_job_is_one_line_naming_its_log(flink_env, dataset, root, state):
     """The second of three phases has a cost file ten tuples long (its Phase's costs cut short):
     its job fails on the eleventh tuple, the run stops there, one line names the log."""
-    from skewbench.live.run import calibration_phase
+    from skewbench.live.run import calibration_phases
 
     cfg = config(workers=2, tuples=60, rate=0.0, grouping=("kg", "sg"), shedding=())
     stream = dec.read_stream(str(dataset), cfg)
@@ -153,7 +153,7 @@ def test_a_failed_job_is_one_line_naming_its_log(flink_env, dataset, root, state
     with pytest.raises(SkewbenchError, match=rf"^the Flink job failed \(exit 1\): Caused by: "
                                              rf"java\.lang\.ArrayIndexOutOfBoundsException: Index \d+ out of bounds "
                                              rf"for length 10 \(log: {re.escape(str(log))}\)$"):
-        flink.run([calibration_phase(stream, cfg), kg, sg], work, workers=2, work_mode="sleep", state=state)
+        flink.run([calibration_phases(stream, cfg)[0], kg, sg], work, workers=2, work_mode="sleep", state=state)
     assert "ArrayIndexOutOfBoundsException" in log.read_text()
     assert (work / "phase-000" / "phase.json").exists()  # the calibration ran
     assert not (work / "phase-001" / "phase.json").exists()  # kg failed

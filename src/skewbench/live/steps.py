@@ -66,7 +66,9 @@ def params_schema() -> dict[str, dict[str, Any]]:
                     "examples": list(lc.ENGINES), "section": "Engines",
                     "description": "Engines to execute each strategy on (flink needs the Flink environment, "
                                    "make flink-env)."},
-        "flink_address": {"type": "string", "default": _default_flink_address(), "section": "Engines",
+        # null or text: Airflow's form refuses an empty required text field (the trigger button
+        # stayed disabled with the local default, "")
+        "flink_address": {"type": ["null", "string"], "default": _default_flink_address() or None, "section": "Engines",
                           "description": "HOST:PORT of a running Flink cluster's REST endpoint (default: "
                                          "SKEWBENCH_FLINK_ADDRESS, the deployed stack's JobManager); empty = a "
                                          "local Flink started for the run."},
@@ -175,7 +177,7 @@ def _values(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         bad.append(f"parameter 'work': {v['work']!r} is not one of {', '.join(lc.WORK)}.")
     if not isinstance(v["native"], bool):
         bad.append(f"parameter 'native' is true or false, got {v['native']!r}.")
-    addr = v["flink_address"]
+    addr = v["flink_address"] = v["flink_address"] or ""
     host, _, port = addr.rpartition(":") if isinstance(addr, str) else ("", "", "")
     if not isinstance(addr, str) or (addr and (not host or not port.isdigit() or not 0 < int(port) < 65536)):
         bad.append(f"parameter 'flink_address' is HOST:PORT of a Flink REST endpoint or empty, got {addr!r}.")
