@@ -26,6 +26,9 @@ settings.register_profile("deep", derandomize=False, deadline=None, max_examples
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# every skipped test named with its full reason at the end of each run (.ci/check_skips.py reads it)
+from tests.skip_report import pytest_terminal_summary  # noqa: E402,F401
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("SKEWBENCH_SHARED_DATA", REPO.parent / "shared" / "data"))
 

@@ -467,7 +467,8 @@ def results_report(directories: tuple[str, ...], out: str, title: str) -> None:
               "updates the same runs.")
 @click.option("--run-name", default=None, help="The parent run's name (default: the run key).")
 def results_log(directories: tuple[str, ...], run_key: str, run_name: str | None) -> None:
-    """Log results directories of one family, with their report, to MLflow ($SKEWBENCH_TRACKING_URI)."""
+    """Log results directories of one family, with their report, to MLflow ($SKEWBENCH_TRACKING_URI).
+    Only results that passed `skewbench results validate` (as they are now) are logged."""
     from skewbench import nightly
     from skewbench.results import load_results
 

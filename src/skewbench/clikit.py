@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import click
 
-from skewbench.errors import SkewbenchError, ValidationFailed
+from skewbench.errors import SkewbenchError, ValidationFailed, short_message, shown
 
 
 @contextmanager
@@ -43,10 +43,10 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except ValidationFailed as e:
-            click.echo(f"validation failed: {e}", err=True)
+            click.echo(f"validation failed: {short_message(str(e))}", err=True)
             ctx.exit(1)
-        except SkewbenchError as e:
-            click.echo(f"error: {e}", err=True)
+        except SkewbenchError as e:  # one line, long values cut (a 100 KB --param gives a short line)
+            click.echo(f"error: {short_message(str(e))}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:
             click.echo("interrupted; nothing was left half-written", err=True)
@@ -97,7 +97,7 @@ def strategy_params(items: tuple[str, ...]) -> dict[str, dict[str, list[Any]]]:
         name, eq, values = item.partition("=")
         strat, dot, param = name.partition(".")
         if not eq or not dot or not values:
-            raise SkewbenchError(f"--param takes STRATEGY.PARAM=V1[,V2...], got '{item}'")
+            raise SkewbenchError(f"--param takes STRATEGY.PARAM=V1[,V2...], got {shown(item)}")
         out.setdefault(strat.strip(), {})[param.strip()] = [param_value(v) for v in values.split(",")]
     return out
 

@@ -139,15 +139,16 @@ def _coords(picks: Sequence[Pick]) -> str:
 
 
 def pick_lines(picks: Sequence[Pick]) -> list[str]:
-    """The "what to pick" lines: per family and rule, the rule once, then one line per dataset.
+    """The "what to pick" lines: per family and rule, the rule once (with the kind of operator it
+    answers for and its constraint), then one line per dataset.
     A dataset's picks at several coordinate values share its line: the strategy at each (merged
     when the same), the numbers of the last (largest) value."""
     lines: list[str] = []
-    by_rule: dict[tuple[str, str, str], list[Pick]] = {}
+    by_rule: dict[tuple[str, str, str, str], list[Pick]] = {}
     for p in picks:
-        by_rule.setdefault((p.family, p.rule.metric, p.rule.text), []).append(p)
-    for (family, _, text), group in by_rule.items():
-        lines.append(f"{family}: {text}" if text else f"{family}:")
+        by_rule.setdefault((p.family, p.rule.metric, p.rule.kind, p.rule.text), []).append(p)
+    for (family, *_), group in by_rule.items():
+        lines.append(f"{family}: {group[0].rule_text()}")  # the rule with its kind and its constraint
         by_ds: dict[str, list[Pick]] = {}
         for p in group:
             by_ds.setdefault(p.dataset, []).append(p)

@@ -16,3 +16,28 @@ class DatasetError(SkewbenchError):
 
 class ValidationFailed(SkewbenchError):
     """A Great Expectations suite failed; the message names dataset, expectation and value."""
+
+
+#: a value longer than this (its text) is shown cut in an error message: its first and last
+#: characters and its length (:func:`shown`); the command line cuts any longer word of a message
+MAX_SHOWN = 80
+_KEEP = 30
+
+
+def shown(value: object, quote: bool = True) -> str:
+    """A value as an error message shows it: its ``repr`` (``str`` with ``quote=False``), cut to its
+    first and last characters and its length when longer than :data:`MAX_SHOWN`, e.g.
+    ``'7777…7777' (100,002 characters)``: a 100 KB bad value gives a short line."""
+    text = repr(value) if quote else str(value)
+    if len(text) <= MAX_SHOWN:
+        return text
+    return f"{text[:_KEEP]}…{text[-_KEEP:]} ({len(text):,} characters)"
+
+
+def short_message(message: str) -> str:
+    """A message with every word (run without white space) longer than :data:`MAX_SHOWN` cut as
+    :func:`shown` cuts a value: the command line's guard for values an error repeats from the
+    user's input."""
+    import re
+
+    return re.sub(r"\S{%d,}" % (MAX_SHOWN + 1), lambda m: shown(m.group(0), quote=False), str(message))

@@ -515,7 +515,7 @@ def write_overview(plan: list[dict[str, Any]], logged: list[dict[str, Any]], out
     """The run's ``overview.html`` in ``out_root`` (:func:`skewbench.overview.render_overview`:
     every family's results of the run, the trend verdicts of what was logged, the replays
     without results as failures), logged to each family's MLflow parent run with the night's
-    picks as its tags (``skewbench.pick.<dataset>.<coords>``).  The parent is found by
+    picks as its tags (``skewbench.pick.<dataset>.<coords>[.<kind>]``).  The parent is found by
     :func:`run_key` when ``dag_id`` and ``run_id`` are given, else it is the one
     :func:`log_family` logged to.  Returns the overview's path (None: no results) and the picks."""
     from skewbench.overview import render_overview

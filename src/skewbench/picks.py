@@ -16,12 +16,24 @@ rule and one summary (one dataset):
 * a strategy whose metric is missing (NaN) is not eligible, and the note says so; the rule's
   ``exclude`` strategies (offline references such as an oracle or the exact optimum) are never
   picked;
+* a rule may answer for one kind of operator (``kind``, e.g. "keyed aggregation"): then only the
+  strategies it names in ``only`` are candidates (those that can run that kind of operator), and the
+  pick's line says which kind it answers; a rule without ``only`` takes every strategy;
+* a constraint's bound is a number, or the name of a column of the same configuration (e.g. the
+  cell's own error budget);
 * the pick is the best value by ``goal``; values within a relative 1e-9 of it are ties (listed in
-  :attr:`Pick.ties`); among ties the baseline is preferred, then the first by name;
+  :attr:`Pick.ties`); among ties, those with the least ``tiebreak`` columns (in order) remain, then
+  the baseline is preferred, then the first by name;
 * the baseline (the engine default) is compared with the pick: its value is that of its best
   eligible configuration, or of its best configuration at all when none meets the constraints
   (the note then says so); when the baseline is best or tied-best the pick is the baseline;
   when it did not run, its value and costs are None.
+
+When no strategy meets the constraints, the pick has no strategy and names the *nearest* candidate
+(:attr:`Pick.nearest`): the one whose constrained values miss their bounds by the least (relative
+excess summed over the constraints), with its metric and constrained values, so a "no pick" still
+says how far the best candidate was.  Every rule is printed with its constraint
+(:meth:`Pick.rule_text`).
 
 A rule applies to the cells that report its metric: a group in which no cell reports it (e.g.
 the shedding family's operator rule on its partition cells) gets no pick.  When no cell of the
@@ -62,19 +74,49 @@ class Rule:
     metric: str             # summary column to optimise (mean over seeds of one strategy's cells)
     goal: str               # "min" or "max"
     per: tuple[str, ...]    # coordinates one pick is made for, e.g. ("workers",)
-    where: tuple[tuple[str, str, float], ...] = ()   # constraints: (column, "<=" | ">=" | "<" | ">", value)
+    # constraints: (column, "<=" | ">=" | "<" | ">", a number or another column of the same configuration)
+    where: tuple[tuple[str, str, float | str], ...] = ()
     baseline: str | None = None    # the strategy the pick is compared with (the engine default)
     costs: tuple[str, ...] = ()    # columns shown beside: the pick's vs the baseline's
     text: str = ""          # the rule in words, printed beside the pick
     exclude: tuple[str, ...] = ()  # strategies never picked (offline references: an oracle, the optimum)
+    kind: str = ""          # the kind of operator the rule answers for, e.g. "keyed aggregation"
+    only: tuple[str, ...] = ()     # the candidates (the strategies that can run that kind); () = all
+    among: str = ""         # the candidates in words, printed in the constraint
+    tiebreak: tuple[str, ...] = ()  # columns (least first) that decide among ties of the metric
 
     def __post_init__(self) -> None:
         if self.goal not in ("min", "max"):
             raise SkewbenchError(f"pick rule on {self.metric}: goal must be 'min' or 'max', not {self.goal!r}")
         for c in self.where:
-            if len(c) != 3 or c[1] not in _OPS:
+            if len(c) != 3 or c[1] not in _OPS or not isinstance(c[2], (int, float, str)) or isinstance(c[2], bool):
                 raise SkewbenchError(f"pick rule on {self.metric}: bad constraint {c!r} "
-                                     f"(column, one of {', '.join(_OPS)}, value)")
+                                     f"(column, one of {', '.join(_OPS)}, a number or a column)")
+        if self.only and self.baseline is not None and self.baseline not in self.only:
+            raise SkewbenchError(f"pick rule on {self.metric}: the baseline {self.baseline} is not among its "
+                                 f"candidates {', '.join(self.only)}")
+
+    def columns(self) -> list[str]:
+        """Every summary column the rule reads."""
+        bounds = [b for _, _, b in self.where if isinstance(b, str)]
+        return list(dict.fromkeys([self.metric, *(c for c, _, _ in self.where), *bounds, *self.costs,
+                                   *self.tiebreak]))
+
+    def constraint_text(self, labels: dict[str, str] | None = None) -> str:
+        """The constraints in words, e.g. ``replication <= 2; among the strategies that route by key``."""
+        parts = [_where_text(self, labels or {})] if self.where else []
+        if self.among:
+            parts.append(f"among {self.among}")
+        elif self.only:
+            parts.append(f"among {', '.join(self.only)}")
+        if self.exclude:
+            parts.append(f"never {', '.join(self.exclude)}")
+        return "; ".join(parts) or "none"
+
+    def describe(self, labels: dict[str, str] | None = None) -> str:
+        """The rule as printed: its kind, its words and its constraint."""
+        head = f"{self.kind}: " if self.kind else ""
+        return f"{head}{self.text or self.metric} (constraint: {self.constraint_text(labels)})"
 
 
 def _num(v: float | None) -> str:
@@ -105,6 +147,13 @@ class Pick:
     costs: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
     ties: tuple[str, ...] = ()      # other strategies equal to the pick's value
     note: str = ""
+    #: on a "no pick", the candidate nearest to the constraints: (strategy, {column: value}) with its metric
+    #: and constrained values; None otherwise
+    nearest: tuple[str, dict[str, float | None]] | None = None
+
+    def rule_text(self) -> str:
+        """The rule as printed beside the pick, with its kind and constraint."""
+        return self.rule.describe(_labels(self.family))
 
     def coords_text(self, sep: str = " ", eq: str = "=") -> str:
         abbr = _abbreviations(self.family)
@@ -116,12 +165,19 @@ class Pick:
         with ``where`` instead of the family, dataset and coordinates when given."""
         if where is None:
             where = " ".join(x for x in (self.family, self.dataset, self.coords_text()) if x)
+        if self.rule.kind:
+            where = f"{where} ({self.rule.kind})" if where else f"({self.rule.kind})"
         label = _labels(self.family)
         m = label.get(self.rule.metric, self.rule.metric)
         if self.strategy is None:
-            head = "no pick"
+            shown = []
             if self.baseline_value is not None and self.rule.baseline:
-                head += f" ({m}: {self.rule.baseline} {_num(self.baseline_value)})"
+                shown.append(f"{m}: {self.rule.baseline} {_num(self.baseline_value)}")
+            if self.nearest is not None:
+                name, values = self.nearest
+                nums = ", ".join(f"{label.get(c, c)} {_num(v)}" for c, v in values.items())
+                shown.append(f"nearest: {name} {nums}")
+            head = "no pick" + (f" ({'; '.join(shown)})" if shown else "")
         else:
             parts = [f"{m} {_num(self.value)}"]
             if self.rule.baseline and self.rule.baseline != self.strategy:
@@ -137,24 +193,28 @@ class Pick:
         out = f"{where}: {head}"
         if self.note:
             out += f" [{self.note}]"
-        if rule and self.rule.text:
-            out += f" -- rule: {self.rule.text}"
+        if rule:
+            out += f" -- rule: {self.rule_text()}"
         return out
 
     def tag(self) -> tuple[str, str]:
-        """The MLflow tag of the pick: ``("skewbench.pick.<dataset>.<coords, e.g. n50>", strategy or "none")``."""
+        """The MLflow tag of the pick: ``("skewbench.pick.<dataset>.<coords, e.g. n50>[.<kind's first word>]",
+        strategy or "none")``."""
         key = f"skewbench.pick.{_tag_part(self.dataset)}"
         coords = self.coords_text(sep=".", eq="")
         if coords:
             key += f".{_tag_part(coords)}"
+        if self.rule.kind:
+            key += f".{_tag_part(self.rule.kind.split()[0])}"
         return key, self.strategy or "none"
 
     def as_dict(self) -> dict[str, Any]:
         return {"family": self.family, "dataset": self.dataset, "coords": dict(self.coords),
                 "strategy": self.strategy, "value": self.value, "baseline": self.rule.baseline,
                 "baseline_value": self.baseline_value, "costs": {k: list(v) for k, v in self.costs.items()},
-                "ties": list(self.ties), "note": self.note, "rule": self.rule.text, "metric": self.rule.metric,
-                "goal": self.rule.goal, "line": self.line()}
+                "ties": list(self.ties), "note": self.note, "rule": self.rule_text(), "kind": self.rule.kind,
+                "constraint": self.rule.constraint_text(_labels(self.family)), "metric": self.rule.metric,
+                "goal": self.rule.goal, "nearest": list(self.nearest) if self.nearest else None, "line": self.line()}
 
 
 def _tag_part(text: str) -> str:
@@ -213,7 +273,7 @@ def _seed_means(summary: pd.DataFrame, rule: Rule, others: Sequence[str]) -> pd.
     configuration is the strategy's parameters (JSON) and the coordinates in ``others``; its
     ``config`` column is that, as text."""
     df = summary.copy()
-    columns = list(dict.fromkeys([rule.metric, *(c for c, _, _ in rule.where), *rule.costs]))
+    columns = rule.columns()
     for c in columns:
         df[c] = pd.to_numeric(df[c], errors="coerce") if c in df.columns else float("nan")
     df["_params"] = df["params"].astype(str) if "params" in df.columns else ""
@@ -245,16 +305,55 @@ def _tied(a: float, b: float) -> bool:
     return abs(a - b) <= TIE_RTOL * max(abs(a), abs(b)) or a == b
 
 
+def _bound(row: pd.Series, bound: float | str) -> float:
+    """A constraint's bound for one configuration: the number, or the row's value of the named column."""
+    if isinstance(bound, str):
+        v = row[bound]
+        return float("nan") if pd.isna(v) else float(v)
+    return float(bound)
+
+
 def _meets(row: pd.Series, rule: Rule) -> bool:
     for col, op, bound in rule.where:
-        v = row[col]
-        if pd.isna(v) or not _OPS[op](float(v), float(bound)):
+        v, b = row[col], _bound(row, bound)
+        if pd.isna(v) or math.isnan(b) or not _OPS[op](float(v), b):
             return False
     return True
 
 
+def _excess(row: pd.Series, rule: Rule) -> float:
+    """How far a configuration misses the constraints: the relative excess over each bound, summed
+    (0 when it meets them all; inf when a value is missing)."""
+    total = 0.0
+    for col, op, bound in rule.where:
+        v, b = row[col], _bound(row, bound)
+        if pd.isna(v) or math.isnan(b):
+            return math.inf
+        gap = float(v) - b if op in ("<=", "<") else b - float(v)
+        if not _OPS[op](float(v), b):
+            total += max(gap, 0.0) / max(abs(b), 1e-12) + (1e-12 if gap == 0 else 0.0)
+    return total
+
+
 def _where_text(rule: Rule, labels: dict[str, str]) -> str:
-    return " and ".join(f"{labels.get(c, c)} {op} {bound:g}" for c, op, bound in rule.where)
+    def shown(b: float | str) -> str:
+        return f"the cell's {labels.get(b, b)}" if isinstance(b, str) else f"{b:g}"
+    return " and ".join(f"{labels.get(c, c)} {op} {shown(bound)}" for c, op, bound in rule.where)
+
+
+def _nearest(candidates: pd.DataFrame, rule: Rule) -> tuple[str, dict[str, float | None]] | None:
+    """The configuration nearest to meeting the constraints (least :func:`_excess`, then the best
+    metric, then the first by name): its strategy, metric and constrained values."""
+    if candidates.empty or not rule.where:
+        return None
+    rows = [(r["strategy"], _excess(r, rule), r) for _, r in candidates.iterrows()]
+    rows = [x for x in rows if math.isfinite(x[1])]
+    if not rows:
+        return None
+    sign = 1.0 if rule.goal == "min" else -1.0
+    name, _, row = min(rows, key=lambda x: (x[1], sign * float(x[2][rule.metric]), x[0]))
+    cols = [rule.metric, *(c for c, _, _ in rule.where)]
+    return str(name), {c: _opt(row[c]) for c in dict.fromkeys(cols)}
 
 
 def _best(rows: pd.DataFrame, rule: Rule) -> pd.Series:
@@ -280,7 +379,13 @@ def _pick_group(family: str, dataset: str, coords: dict[str, Any], rule: Rule, g
         notes.append(f"no {metric} for {', '.join(missing)}")
     has = g[g[rule.metric].notna()]
     eligible = has[[_meets(r, rule) for _, r in has.iterrows()]] if rule.where else has
-    candidates = eligible[~eligible["strategy"].isin(rule.exclude)]
+    allowed = has[~has["strategy"].isin(rule.exclude)]
+    if rule.only:
+        allowed = allowed[allowed["strategy"].isin(rule.only)]
+        other = [s for s in strategies if s not in rule.only]
+        if other:
+            notes.append(f"not for a {rule.kind or 'this operator'}: {', '.join(other)}")
+    candidates = eligible[eligible.index.isin(allowed.index)]
     # a strategy's value: its best eligible configuration
     best_of: dict[str, pd.Series] = {s: _best(rows, rule) for s, rows in candidates.groupby("strategy", sort=False)}
 
@@ -303,18 +408,20 @@ def _pick_group(family: str, dataset: str, coords: dict[str, Any], rule: Rule, g
     if not best_of:
         if has.empty:
             notes.append(f"no strategy reports {metric}")
-        elif rule.where and eligible.empty:
+        elif allowed.empty:
+            notes.append(f"no candidate ran ({rule.constraint_text(labels)})")
+        elif rule.where:
             notes.append(f"no strategy meets {_where_text(rule, labels)}")
         else:
             notes.append("no eligible strategy (" + ", ".join(rule.exclude) + " excluded)")
         return Pick(family, dataset, coords, rule, None, None, base_value,
                     {c: (None, _opt(base_row[c]) if base_row is not None else None) for c in rule.costs},
-                    (), "; ".join(dict.fromkeys(notes)))
+                    (), "; ".join(dict.fromkeys(notes)), _nearest(allowed, rule))
 
     values = {s: float(r[rule.metric]) for s, r in best_of.items()}
     top = (min if rule.goal == "min" else max)(values.values())
     tied = sorted(s for s, v in values.items() if _tied(v, top))
-    chosen = base if base in tied else tied[0]
+    chosen = _break_tie(tied, best_of, rule)
     row = best_of[chosen]
     ties = tuple(s for s in tied if s != chosen)
     if chosen == base:
@@ -325,6 +432,17 @@ def _pick_group(family: str, dataset: str, coords: dict[str, Any], rule: Rule, g
     costs = {c: (_opt(row[c]), _opt(base_row[c]) if base_row is not None else None) for c in rule.costs}
     return Pick(family, dataset, coords, rule, chosen, float(row[rule.metric]), base_value, costs, ties,
                 "; ".join(dict.fromkeys(notes)))
+
+
+def _break_tie(tied: list[str], best_of: dict[str, pd.Series], rule: Rule) -> str:
+    """Among strategies tied on the metric: those with the least tiebreak columns (in order; a
+    missing value counts last), then the baseline, then the first by name."""
+    left = list(tied)
+    for col in rule.tiebreak:
+        vals = {s: (math.inf if pd.isna(best_of[s][col]) else float(best_of[s][col])) for s in left}
+        low = min(vals.values())
+        left = [s for s in left if vals[s] == low or (math.isfinite(low) and _tied(vals[s], low))]
+    return rule.baseline if rule.baseline in left else left[0]
 
 
 def _rules(family: str) -> tuple[Rule, ...]:

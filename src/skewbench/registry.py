@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from skewbench import families as _families
-from skewbench.errors import SkewbenchError
+from skewbench.errors import SkewbenchError, shown
 
 ENTRY_POINT_GROUP = "skewbench.strategies"
 
@@ -81,7 +81,7 @@ def get(family: str, name: str) -> type:
     if name not in t:
         t = _table(family)
     if name not in t:
-        raise SkewbenchError(f"unknown {family} strategy '{name}' (known: {', '.join(t)})")
+        raise SkewbenchError(f"unknown {family} strategy {shown(name)} (known: {', '.join(t)})")
     cls = _load(t[name])
     if getattr(cls, "name", name) != name:
         raise SkewbenchError(f"strategy {t[name]} is registered as '{name}' but names itself '{cls.name}'")
@@ -123,7 +123,7 @@ class ParamStrategy:
     def __init__(self, **params: Any):
         unknown = set(params) - set(self.defaults)
         if unknown:
-            raise SkewbenchError(f"{self.name}: unknown parameter(s) {sorted(unknown)}; it takes "
+            raise SkewbenchError(f"{self.name}: unknown parameter(s) [{', '.join(shown(u) for u in sorted(unknown))}]; it takes "
                                  f"{sorted(self.defaults) or 'none'}")
         self.params = {**self.defaults, **params}
         self._check()
@@ -144,9 +144,9 @@ class ParamStrategy:
         if not ok:
             rng = f"{'(' if open_lo else '['}{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
             raise SkewbenchError(f"{self.name}: parameter {key} must be {'an integer' if integer else 'a number'} "
-                                 f"in {rng}, got {v!r}")
+                                 f"in {rng}, got {shown(v)}")
 
     def _choice(self, key: str, choices: tuple[Any, ...]) -> None:
         if self.params[key] not in choices:
             raise SkewbenchError(f"{self.name}: parameter {key} must be one of {list(choices)}, "
-                                 f"got {self.params[key]!r}")
+                                 f"got {shown(self.params[key])}")

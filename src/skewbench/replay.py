@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from skewbench import registry
-from skewbench.errors import SkewbenchError
+from skewbench.errors import SkewbenchError, shown
 
 Executor = Callable[[Callable[[Any], Any], Sequence[Any], str], list[Any]]
 
@@ -101,7 +101,8 @@ def grid(family: str, strategies: Sequence[str], axes: Mapping[str, Sequence[int
         defaults = getattr(cls, "defaults", {}) or {}
         bad = set(p) - set(defaults)
         if bad:
-            raise SkewbenchError(f"{name}: unknown parameter(s) {sorted(bad)}; it takes {sorted(defaults) or 'none'}")
+            raise SkewbenchError(f"{name}: unknown parameter(s) [{', '.join(shown(b) for b in sorted(bad))}]; it takes "
+                                 f"{sorted(defaults) or 'none'}")
         pnames = sorted(p)
         for combo in itertools.product(*(p[a] for a in pnames)) if pnames else [()]:
             for values in itertools.product(*(axes[a] for a in names)):

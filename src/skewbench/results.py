@@ -47,6 +47,9 @@ from skewbench.errors import SkewbenchError
 RESULTS_VERSION = 1
 MANIFEST = "_manifest.json"
 TABLES = ("summary", "series")
+#: the validation's record in a results directory (:func:`write_validation`): whether the results
+#: suite passed, for which content (:func:`results_digest`); logging reads it (:func:`check_validated`)
+VALIDATION = "_validation.json"
 
 _TYPES: dict[str, pa.DataType] = {
     "int64": pa.int64(), "float64": pa.float64(), "string": pa.string(),
@@ -316,6 +319,52 @@ def read_results(path: str | os.PathLike) -> tuple[dict[str, Any], pa.Table, pa.
         return manifest, read_parquet(p / "summary.parquet", verify=False), read_parquet(p / "series.parquet", verify=False)
     except (OSError, ValueError, pa.ArrowException) as e:
         raise SkewbenchError(f"{p}: cannot read results: {e}") from None
+
+
+def results_digest(path: str | os.PathLike) -> str:
+    """SHA-256 of a results directory's content: its manifest and both tables, byte for byte."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in (MANIFEST, *(f"{t}.parquet" for t in TABLES)):
+        try:
+            data = (Path(path) / name).read_bytes()
+        except OSError as e:
+            raise SkewbenchError(f"{path}: cannot read results: {e}") from None
+        h.update(name.encode() + b"\0" + len(data).to_bytes(8, "little") + data)
+    return h.hexdigest()
+
+
+def write_validation(path: str | os.PathLike, success: bool, failures: int) -> None:
+    """Record a validation's outcome in the results directory (atomically): passed or not, for the
+    content it validated.  A directory that cannot be written keeps no record (and cannot be logged)."""
+    p = Path(path)
+    record = {"success": bool(success), "failures": int(failures), "digest": results_digest(p),
+              "validated_by": f"skewbench {__version__}"}
+    tmp = p / f".{VALIDATION}.tmp-{uuid.uuid4().hex[:12]}"
+    try:
+        tmp.write_text(json.dumps(record, indent=2) + "\n")
+        os.replace(tmp, p / VALIDATION)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def check_validated(path: str | os.PathLike, caller: str) -> None:
+    """:class:`SkewbenchError` unless the results at ``path`` passed their validation, as they are now
+    (the record's digest is the content's)."""
+    p = Path(path)
+    how = f"validate them first (skewbench results validate {p})"
+    try:
+        record = json.loads((p / VALIDATION).read_text())
+    except FileNotFoundError:
+        raise SkewbenchError(f"{caller}: {p} has not been validated: {how}") from None
+    except (OSError, ValueError) as e:
+        raise SkewbenchError(f"{caller}: {p}: unreadable validation record ({e}): {how}") from None
+    if not isinstance(record, dict) or record.get("success") is not True:
+        n = record.get("failures") if isinstance(record, dict) else None
+        raise SkewbenchError(f"{caller}: {p} failed its validation ({n} failure(s)): it is not logged")
+    if record.get("digest") != results_digest(p):
+        raise SkewbenchError(f"{caller}: {p} changed after its validation passed: {how}")
 
 
 def load_results(results_dirs: Sequence[str | os.PathLike] | str | os.PathLike

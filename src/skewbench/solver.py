@@ -22,7 +22,9 @@ import numpy as np
 
 from skewbench.errors import SkewbenchError
 
-STATUSES = ("optimal", "time_limit", "infeasible", "unbounded", "error")
+STATUSES = ("optimal", "time_limit", "node_limit", "infeasible", "unbounded", "error")
+#: the statuses of a solve stopped by a limit before its proof (the incumbent, bound and gap kept)
+LIMITS = ("time_limit", "node_limit")
 
 
 @dataclass
@@ -80,6 +82,14 @@ def _as_csr(A: np.ndarray | CSR, n_cols: int) -> CSR:
     return CSR.from_triplets(r, c, dense[r, c], (dense.shape[0], n_cols))
 
 
+def _limit_hit(clock: bool, is_mip: bool, node_limit: int | None, nodes: int) -> str:
+    """Which limit stopped a solve: the node budget when it was set and used up (HiGHS reports it as
+    a solution limit), else the time limit."""
+    if not clock and is_mip and node_limit is not None and nodes >= int(node_limit):
+        return "node_limit"
+    return "time_limit"
+
+
 def solve_lp_or_milp(c: np.ndarray, A: np.ndarray | CSR, row_lower: np.ndarray, row_upper: np.ndarray,
                      col_lower: np.ndarray, col_upper: np.ndarray, integrality: np.ndarray | None,
                      maximize: bool, time_limit: float, threads: int = 1, mip_rel_gap: float = 0.0,
@@ -88,14 +98,16 @@ def solve_lp_or_milp(c: np.ndarray, A: np.ndarray | CSR, row_lower: np.ndarray, 
 
     ``node_limit`` caps the branch-and-bound nodes (HiGHS's ``mip_max_nodes``): unlike the time
     limit, a deterministic budget, so a single-threaded solve stops at the same point on any
-    machine load (a limit hit reports "time_limit" like the time limit).
+    machine load.  The status names the limit that stopped the solve: "node_limit" when the
+    branch-and-bound used its ``node_limit`` nodes, "time_limit" when the clock ran out.
 
     ``integrality`` is a boolean mask of integer columns (None or all False: an LP).  ``start`` is
     an optional feasible point handed to HiGHS as the first incumbent.  Infinite bounds are
     ``np.inf``.  The seed is fixed (``random_seed = 0``), so a solve is reproducible for a given
-    ``threads``.  Statuses: "optimal" (proven to ``mip_rel_gap``, or 1e-6 when that is 0), "time_limit"
-    (objective, bound and gap of the incumbent, or all None without one; also when HiGHS stops on its
-    absolute tolerances short of that gap, as on a tiny objective), "infeasible", "unbounded", "error".
+    ``threads``.  Statuses: "optimal" (proven to ``mip_rel_gap``, or 1e-6 when that is 0), "node_limit"
+    or "time_limit" (objective, bound and gap of the incumbent, or all None without one; "time_limit"
+    also when HiGHS stops on its absolute tolerances short of that gap, as on a tiny objective, and on
+    its other limits, which skewbench never sets), "infeasible", "unbounded", "error".
     """
     import highspy
 
@@ -182,9 +194,10 @@ def solve_lp_or_milp(c: np.ndarray, A: np.ndarray | CSR, row_lower: np.ndarray, 
             gap, bound = 0.0, obj
         return Solution("optimal", obj, bound, gap, x, secs, method)
     if status in (S.kTimeLimit, S.kIterationLimit, S.kInterrupt, S.kSolutionLimit, S.kHighsInterrupt):
+        limit = _limit_hit(status == S.kTimeLimit, is_mip, node_limit, int(getattr(info, "mip_node_count", -1)))
         if has_x and is_mip:
-            return Solution("time_limit", obj, float(info.mip_dual_bound), float(info.mip_gap), x, secs, method)
-        return Solution("time_limit", None, None, None, None, secs, method)
+            return Solution(limit, obj, float(info.mip_dual_bound), float(info.mip_gap), x, secs, method)
+        return Solution(limit, None, None, None, None, secs, method)
     if status in (S.kInfeasible, S.kUnboundedOrInfeasible):
         return Solution("infeasible", None, None, None, None, secs, method)
     if status == S.kUnbounded:

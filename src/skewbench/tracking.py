@@ -60,7 +60,7 @@ from urllib.request import url2pathname
 
 from skewbench import trend as _trend
 from skewbench.errors import SkewbenchError
-from skewbench.results import json_dict, load_results, results_names, schema
+from skewbench.results import check_validated, json_dict, load_results, results_names, schema
 
 EXPERIMENT_PREFIX = "skewbench-"
 KEY_TAG = "skewbench.key"
@@ -480,9 +480,14 @@ def _trend_figure(cell: Mapping[str, Any], verdict: Mapping[str, Any], earlier: 
                          f"{cell['name']}: {verdict['text']}"[:120])
 
 
-def _load_one_family(results_dirs: Sequence[str | os.PathLike], run_key: str, caller: str) -> tuple[list, str]:
-    """The results directories, loaded, and their one family (an error for a bad key or mixed families)."""
+def _load_one_family(results_dirs: Sequence[str | os.PathLike], run_key: str, caller: str,
+                     validated: bool = False) -> tuple[list, str]:
+    """The results directories, loaded, and their one family (an error for a bad key or mixed families;
+    with ``validated``, also for results without a passed validation of their present content)."""
     _check_key(run_key)
+    if validated:
+        for d in [results_dirs] if isinstance(results_dirs, (str, os.PathLike)) else results_dirs:
+            check_validated(d, caller)
     loaded = load_results(results_dirs)
     families = sorted({str(m.get("family")) for _, m, _, _ in loaded})
     if len(families) != 1:
@@ -521,6 +526,11 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
             plots_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     """Log one pipeline run's results directories (one family) to MLflow, idempotently.
 
+    Only results that passed their validation are logged: each directory needs the record
+    :func:`skewbench.validation.results.validate_results` leaves in it, passed and for its present
+    content (:func:`skewbench.results.check_validated`); otherwise :class:`SkewbenchError` before
+    anything is written to MLflow.
+
     ``names`` name each results directory's artifacts (default:
     :func:`skewbench.results.results_names`); ``report`` is a rendered HTML report logged as ``report.html``,
     or a function that renders it given the cells' trend verdicts (so that the report shows the
@@ -532,7 +542,7 @@ def log_run(results_dirs: Sequence[str | os.PathLike], *, tracking_uri: str, run
     """
     from mlflow.entities import Metric, Param, RunStatus, RunTag
 
-    loaded, family = _load_one_family(results_dirs, run_key, "log_run")
+    loaded, family = _load_one_family(results_dirs, run_key, "log_run", validated=True)
     names = list(names) if names is not None else results_names([m for _, m, _, _ in loaded])
     if len(names) != len(loaded) or len(set(names)) != len(names):
         raise SkewbenchError("log_run: one unique name per results directory")
@@ -733,8 +743,13 @@ OVERVIEW_TAG = "skewbench.overview"
 
 
 def overview_url(tracking_ui_base: str, experiment_id: str, run_id: str, artifact: str = "overview.html") -> str:
-    """The MLflow UI page showing a run's HTML artifact (the run's artifacts tab, the file open)."""
-    return f"{mlflow_run_url(tracking_ui_base, experiment_id, run_id)}/artifactPath/{artifact}"
+    """The MLflow UI page showing a run's HTML artifact (the run's artifacts tab, the file open), in
+    the model-training view like :func:`mlflow_runs_url`'s links: a browser that never opened MLflow
+    would otherwise get MLflow 3's GenAI view, its assistant panel over a quarter of the page."""
+    from urllib.parse import urlencode
+
+    query = urlencode({"workflowType": "machine_learning"})
+    return f"{mlflow_run_url(tracking_ui_base, experiment_id, run_id)}/artifactPath/{artifact}?{query}"
 
 
 def find_overview(tracking_ui_base: str, tracking_uri: str | None = None, run_keys: Mapping[str, str] | None = None

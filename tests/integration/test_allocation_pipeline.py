@@ -136,9 +136,31 @@ def test_ingest_a_users_job_graph(tmp_path):
     r = _cli("replay", "allocation", "--dataset", tmp_path / "topo", "--strategies", "td,opt", "--json",
              "--out", tmp_path / "res")
     doc = json.loads(r.stdout.strip().splitlines()[-1])
+    # the numbers against plain-Python references: OPT by brute force over the 3^7 assignments, TD task by
+    # task (tests/reference), the gain summing the rates of the collocated task links
+    from skewbench.allocation.model import Job
+    from tests.reference import allocation_ref
+    from tests.reference.allocation_opt_ref import brute_force, links
+
+    names = [g["name"] for g in GOOD["groups"]]
+    n, P = [g["tasks"] for g in GOOD["groups"]], [float(g["cost"]) for g in GOOD["groups"]]
+    edges = [(names.index(e["from"]), names.index(e["to"]), float(e["rate"])) for e in GOOD["edges"]]
+    caps = [float(x["capacity"]) for x in GOOD["nodes"]]
+    job = Job("topo", names, n, P, [e[0] for e in edges], [e[1] for e in edges], [e[2] for e in edges], caps)
+    best, _ = brute_force(job)
+    td_node, td_ok = allocation_ref.td(n, P, edges, caps)
+    td_gain = sum(r for t, u, r in links(job) if td_node[t] == td_node[u] >= 0)
+    # a node holds one src task (20) and two cnt tasks (40 each): 2 of the 8 src -> cnt links (90/8) per node
+    assert best == 45.0 and td_ok
+    want = {"opt": (best, 1.0), "td": (td_gain, td_gain / best)}
+    assert sorted(row["strategy"] for row in doc["instances"]) == ["opt", "td"]
     for row in doc["instances"]:
-        for k in ("strategy", "instance", "gain", "optimality", "violations", "seconds"):
-            assert row[k] is not None, k
+        gain, optimality = want[row["strategy"]]
+        assert row["instance"] == "topo" and row["violations"] == 0, row
+        assert row["gain"] == pytest.approx(gain, rel=1e-12) and row["optimality"] == pytest.approx(optimality), row
+        assert row["seconds"] > 0, row
+    table = pq.read_table(tmp_path / "res" / "series.parquet").to_pylist()
+    assert sorted((x["strategy"], x["gain"]) for x in table) == sorted((x["strategy"], x["gain"]) for x in doc["instances"])
 
 
 @pytest.mark.parametrize("bad,needle", [

@@ -108,11 +108,11 @@ def side_table_changed(ds: Path) -> str:
 CORRUPTIONS = [truncated, bit_flipped, wrong_schema_version, no_metadata, missing_part, missing_side_table,
                side_table_changed]
 #: damage to a side table; the streams have none, so every family replays the job-graph dataset for
-#: these (its rows are a valid stream: seq, ts, key, cost).  A missing side table is refused on
-#: opening, by every family; a changed one when it is read, which only the allocation family does
-#: (grouping and shedding replay the rows alone, and do not read the tables)
+#: these (its rows are a valid stream: seq, ts, key, cost).  A missing or changed side table is refused
+#: on opening (open_dataset checks each table's digest), by every family, also by grouping and shedding,
+#: which replay the rows alone and never read the tables
 SIDE_TABLE_CORRUPTIONS = (missing_side_table, side_table_changed)
-DAMAGE = [(f, c) for c in CORRUPTIONS for f in sorted(FAMILIES) if c is not side_table_changed or f == "allocation"]
+DAMAGE = [(f, c) for c in CORRUPTIONS for f in sorted(FAMILIES)]
 
 
 @pytest.mark.parametrize("family,corrupt", DAMAGE, ids=[f"{c.__name__}-{f}" for f, c in DAMAGE])
@@ -127,9 +127,47 @@ def test_a_damaged_dataset_is_one_clear_error_and_earlier_results_stay(clean, tm
     needle = corrupt(ds)
     code, _, err = cli("replay", family, "--dataset", ds, "--out", out, "--overwrite", *FAMILIES[family])
     lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith(("replaying", "  replaying"))]
-    assert code != 0 and len(lines) == 1 and needle in lines[0], err
+    assert code == 2 and len(lines) == 1 and needle in lines[0], err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the earlier results, intact
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging left
+
+
+BIG = 100_000  # a 100 KB value in a --param
+
+
+@pytest.mark.parametrize("family,item,needle", [
+    ("grouping", "fixed-d.d=\"" + "z" * BIG + "\"", "fixed-d: d must be an integer in [1, inf], got '\"zzz"),
+    ("grouping", "pkg." + "x" * BIG + "=1", "pkg: unknown parameter(s) ['xxx"),
+    ("grouping", "y" * BIG + ".d=1", "parameters given for strategies not in the grid: ['yyy"),
+    ("grouping", "w" * BIG, "--param takes STRATEGY.PARAM=V1[,V2...], got 'www"),
+    ("shedding", "las.epsilon=" + "e" * BIG, "las: parameter epsilon must be"),
+    ("allocation", "td." + "k" * BIG + "=1", "td: unknown parameter(s) ['kkk"),
+], ids=["value", "parameter", "strategy", "malformed", "shedding-value", "allocation-parameter"])
+def test_a_huge_param_gives_a_short_line_naming_its_ends_and_length(clean, tmp_path, family, item, needle):
+    """An error repeating a bad value cuts it: its first and last characters and its length, so a
+    100 KB --param is one short line, exit 2, nothing written."""
+    src = clean / ("jobs" if family == "allocation" else "stream")
+    strategies = {"grouping": "fixed-d,pkg", "shedding": "las", "allocation": "td"}[family]
+    code, _, err = cli("replay", family, "--dataset", src, "--out", tmp_path / "r", "--strategies", strategies,
+                       "--param", item)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and len(lines[0]) < 300, (code, len(err), err[:500])
+    assert lines[0].startswith("error: ") and needle in lines[0] and "…" in lines[0], lines[0]
+    assert f"({BIG + 2:,} characters)" in lines[0] or f"({BIG + 4:,} characters)" in lines[0], lines[0]
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_changed_side_table_fails_validation_and_description_in_one_line(clean, tmp_path):
+    """`datasets validate` and `datasets describe` open the dataset too: a side table changed after the
+    dataset was written is one line and exit 2 there as well (it said "valid" before)."""
+    ds = _copy(clean / "jobs", tmp_path / "ds")
+    for verb in ("validate", "describe"):
+        assert cli("datasets", verb, ds)[0] == 0
+    needle = side_table_changed(ds)
+    for verb in ("validate", "describe"):
+        code, out, err = cli("datasets", verb, ds)
+        lines = [ln for ln in (out + err).splitlines() if ln.strip()]
+        assert code == 2 and len(lines) == 1 and needle in lines[0] and lines[0].startswith("error: "), (verb, out, err)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

@@ -94,6 +94,7 @@ def test_a_minimal_family_runs_through_the_whole_pipeline(dataset, tmp_path):
     assert p.returncode == 1 and "share_excess" in p.stderr, p.stderr
 
     # MLflow and the report: an experiment for the family, a run per cell, the windowed metric
+    _sb(env, "results", "validate", tmp_path / "local")  # only validated results are logged
     _sb(env, "results", "log", tmp_path / "local", "--run-key", "test/toy")
     client = _mlflow(tmp_path)
     exp = client.get_experiment_by_name("skewbench-toy")

@@ -194,12 +194,41 @@ def test_bad_options_fail_with_one_line(las_ds, tmp_path, args, needle):
 
 
 def test_json_output_carries_the_issue_columns(las_ds, tmp_path):
+    """The --json rows are the results table's rows, and their numbers are right: Base Line's and
+    LAS's drops and queueing latency against the plain-Python reference
+    (tests/reference/shedding_engine_ref.py) on the same stream and random inputs."""
+    from skewbench.datasets.contract import open_dataset
+    from skewbench.shedding import las
+
+    from tests.reference import shedding_engine_ref as ref
+
     r = _replay("--dataset", las_ds, "--strategies", "las,bl", "--param", "las.window=128", "--json",
                 "--out", tmp_path / "j")
     doc = json.loads(r.stdout.strip().splitlines()[-1])
+    table = {row["strategy"]: row for row in pq.read_table(tmp_path / "j" / "summary.parquet").to_pylist()}
+    t = open_dataset(las_ds).read_table(["ts", "key", "cost"])
+    ts, keys, cost = (t.column(c).to_pylist() for c in ("ts", "key", "cost"))
+    assert sorted(row["strategy"] for row in doc["summary"]) == ["bl", "las"]
     for row in doc["summary"]:
-        for k in ("strategy", "dropped_ratio", "queueing_latency_mean"):
-            assert row[k] is not None
+        st = row["strategy"]
+        for k in ("dropped", "dropped_ratio", "queueing_latency_mean", "q_over_bound", "provisioning", "seed"):
+            assert row[k] == table[st][k], (st, k, row[k], table[st][k])
+        ha, hb = las.hash_params(row["seed"], 4)
+        warm = {}
+        if st == "las":  # the engine's warm-up draw: a bootstrap of the stream (no phases: all of it)
+            g = np.random.Generator(np.random.PCG64(np.random.SeedSequence(row["seed"], spawn_key=(0x5A17,))))
+            idx = g.integers(0, len(keys), size=max(8 * 128, 4096))
+            warm = {"warm_keys": [keys[i] for i in idx], "warm_durations": [cost[i] for i in idx]}
+        want, _, _ = ref.operator_cell(st, ts, keys, cost, provisioning=row["provisioning"], tau=row["bound_ms"],
+                                       window=4000, coins=las.bl_coins(row["seed"], len(keys)).tolist(),
+                                       hash_a=ha.tolist(), hash_b=hb.tolist(),
+                                       params={"window": 128} if st == "las" else {}, **warm)
+        assert (row["dropped"], row["dropped_ratio"]) == (want["dropped"], want["dropped_ratio"]), st
+        assert row["queueing_latency_mean"] == pytest.approx(want["queueing_latency_mean"], rel=1e-9), st
+        assert row["q_over_bound"] == pytest.approx(want["q_over_bound"], rel=1e-9), st
+    # Base Line drops at the under-provisioning rate u = 1 - 75/100, within 4 standard deviations
+    bl = table["bl"]
+    assert abs(bl["dropped_ratio"] - 0.25) <= 4 * (0.25 * 0.75 / bl["tuples"]) ** 0.5, bl["dropped_ratio"]
 
 
 def test_csv_ingested_with_cost_and_value_columns(tmp_path):

@@ -27,6 +27,7 @@ from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
 from skewbench.results import load_results
+from skewbench.validation.results import validate_results
 
 BIN = Path(sys.executable).parent / "skewbench"
 CHROMIUM = "/usr/bin/chromium"
@@ -57,6 +58,7 @@ def store(tmp_path_factory):
             out = root / f"night{n}" / name / "grouping"
             replay_to_dir(root / f"ds-{name}", grid(STRATEGIES, [5, 10], [2], [0], params), out,
                           ReplayConfig(window=2000))
+            assert validate_results(out).success  # only validated results are logged
             results[n][name] = out
         tracking.log_run(list(results[n].values()), tracking_uri=uri,
                          run_key=nightly.run_key(DAG, _run_id(n), "grouping"),

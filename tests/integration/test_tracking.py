@@ -37,8 +37,18 @@ def results(tmp_path_factory):
                  root / f"ds-{name}", name=name)
         replay_to_dir(root / f"ds-{name}", grid(["kg", "pkg", "wc", "osg"], [5, 10], [2], [0, 1]),
                       root / f"res-{name}", ReplayConfig(window=2000))
+        validated(root / f"res-{name}")  # as the pipeline does: only validated results are logged
         out.append(root / f"res-{name}")
     return out
+
+
+def validated(res: Path) -> Path:
+    """Validate results (the real Great Expectations suite), which records the pass log_run requires."""
+    from skewbench.validation.results import validate_results
+
+    report = validate_results(res)
+    assert report.success, report.message()
+    return res
 
 
 @pytest.fixture(scope="module")
@@ -208,6 +218,9 @@ def test_new_key_new_parent_and_conflicting_results(results, store, logged, clie
     manifest = json.loads((changed / "_manifest.json").read_text())
     manifest["config"]["window"] = 999
     (changed / "_manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SkewbenchError, match=r"changed after its validation passed: validate them first"):
+        tracking.log_run([changed], tracking_uri=store[0], run_key=key2, run_name="n", tags={})
+    validated(changed)
     with pytest.raises(SkewbenchError, match="other values of params"):
         tracking.log_run([changed], tracking_uri=store[0], run_key=key2, run_name="n", tags={})
     parent = client.get_run(other["parent_run_id"])
@@ -275,7 +288,12 @@ def _few_cells(src: Path, dst: Path, n: int) -> Path:
     series = series.filter(pc.is_in(series.column("cell_id"), summary.column("cell_id")))
     pq.write_table(summary, dst / "summary.parquet")
     pq.write_table(series, dst / "series.parquet")
-    return dst
+    manifest = json.loads((dst / "_manifest.json").read_text())
+    keep = set(summary.column("cell_id").to_pylist())
+    manifest["cells"] = [c for c in manifest["cells"] if c["cell_id"] in keep]
+    manifest.update(summary_rows=summary.num_rows, series_rows=series.num_rows)
+    (dst / "_manifest.json").write_text(json.dumps(manifest))
+    return validated(dst)
 
 
 class _FailsAfter:
@@ -373,3 +391,44 @@ def test_a_child_left_half_logged_by_a_killed_process_is_completed_once(results,
     mine = sorted((r for r in series.to_pylist() if r["cell_id"] == row["cell_id"]), key=lambda r: r["window"])
     hist = sorted(client.get_metric_history(half.info.run_id, "window.imbalance_cum"), key=lambda m: m.step)
     assert [h.value for h in hist] == pytest.approx([r["imbalance_cum"] for r in mine], rel=1e-12, abs=0)
+
+
+def test_logging_refuses_results_without_a_passed_validation(results, store, logged, tmp_path, monkeypatch):
+    """log_run and the pipeline's log_family log only results whose validation passed for their present
+    content: never validated, failed, or changed after passing are refused before MLflow sees anything."""
+    import pyarrow.parquet as pq
+    from mlflow import MlflowClient
+
+    from skewbench import nightly
+    from skewbench.validation.results import validate_results
+
+    uri = store[0]
+    client = MlflowClient(tracking_uri=uri)
+    eid = client.get_experiment_by_name("skewbench-grouping").experiment_id
+    before = len(_all_runs(client, eid))
+    never = tmp_path / "never"
+    shutil.copytree(results[0], never)
+    (never / "_validation.json").unlink()
+    with pytest.raises(SkewbenchError, match=rf"^log_run: {never} has not been validated: validate them first "):
+        tracking.log_run([never], tracking_uri=uri, run_key="k/never", run_name="n", tags={})
+    # a failed validation: a negative imbalance in one cell
+    failed = tmp_path / "failed"
+    shutil.copytree(results[0], failed)
+    rows = pq.read_table(failed / "summary.parquet")
+    imb = rows.column("imbalance").to_pylist()
+    imb[0] = -0.5
+    pq.write_table(rows.set_column(rows.schema.get_field_index("imbalance"), "imbalance",
+                                   pa.array(imb, type=rows.schema.field("imbalance").type)), failed / "summary.parquet")
+    assert not validate_results(failed).success
+    with pytest.raises(SkewbenchError, match=r"failed its validation \(\d+ failure\(s\)\): it is not logged$"):
+        tracking.log_run([failed], tracking_uri=uri, run_key="k/failed", run_name="n", tags={})
+    # one good directory beside a bad one: nothing of either is logged
+    with pytest.raises(SkewbenchError, match="has not been validated"):
+        tracking.log_run([results[0], never], tracking_uri=uri, run_key="k/mixed", run_name="n", tags={})
+    # the pipeline's step, log_family, goes through the same check
+    monkeypatch.setenv("SKEWBENCH_TRACKING_URI", uri)
+    with pytest.raises(SkewbenchError, match="failed its validation"):
+        nightly.log_family([{"family": "grouping", "out": str(failed)}], "grouping", "skewbench_nightly", "r1",
+                           "2026-01-05T00:00:00+00:00")
+    assert len(_all_runs(client, eid)) == before
+    assert all(tracking.find_run(uri, "grouping", k) is None for k in ("k/never", "k/failed", "k/mixed"))

@@ -28,6 +28,9 @@ def results(tmp_path_factory):
     root = tmp_path_factory.mktemp("server")
     generate(StreamSpec.zipf(1.2, 200, 4000, 1), root / "ds", name="z")
     replay_to_dir(root / "ds", grid(["kg", "pkg"], [5], [2], [0]), root / "res")
+    from skewbench.validation.results import validate_results
+
+    assert validate_results(root / "res").success  # only validated results are logged
     return root / "res"
 
 

@@ -13,6 +13,7 @@ from skewbench import nightly, tracking
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
+from skewbench.validation.results import validate_results
 
 DAG = "skewbench_nightly"
 STRATEGIES = ["kg", "pkg", "fixed-d"]
@@ -38,6 +39,7 @@ def nights(tmp_path_factory):
             res = root / f"night{n}" / "z12" / "grouping"
             # every night replays again (its timing metrics differ; nothing else may)
             replay_to_dir(root / "ds", grid(STRATEGIES, [5], [2], [0], params), res, ReplayConfig(window=2000))
+            assert validate_results(res).success  # as the pipeline's validate step: only validated results are logged
             out_root = root / f"night{n}"
             logged = nightly.log_family([{"family": "grouping", "out": str(res)}], "grouping", DAG, _run_id(n),
                                         NIGHTS[n], str(out_root))

@@ -225,6 +225,67 @@ MEASURED_WALK = {'z=1.0 n=5': [1.069, 1.003, 1.0, 1.0],
                  'z=2.0 n=50': [11.32, 9.702, 7.985, 5.912]}
 
 
+@functools.lru_cache(maxsize=None)
+def chwbl_walk_positions() -> dict:
+    """(alpha, n, F) -> the share of all tuples displaced past the first worker after their own (walk
+    position >= 3: the successor was full too, the cascade), the share of the displaced tuples on that
+    first successor (position 2) and the displaced tuples' mean walk position (where they landed in
+    omega(k), 1 being the key's own worker), measured tuple by tuple from the routing."""
+    out = {}
+    for a in ALPHAS:
+        keys = zipf(a)
+        uniq, inv = np.unique(keys, return_inverse=True)
+        m = len(keys)
+        for n in CHWBL_N:
+            ring = registry.get("grouping", "chwbl")(n, S, 0)
+            pos = ring.walk_positions(uniq)  # pos[key, worker] = the worker's place in omega(key)
+            for i in (0, len(uniq) // 2, len(uniq) - 1):  # the same walks as walk_order's, key by key
+                assert list(np.argsort(pos[i])) == ring.walk_order(int(uniq[i]))
+            for F in FACTORS:
+                obj = registry.get("grouping", "chwbl")(n, S, 0, factor=F)
+                w = obj.route(Batch(np.arange(m, dtype=np.int64), keys, np.zeros(m), np.ones(m)))
+                p = pos[inv, w]
+                disp = p[p > 1]
+                assert disp.size / m == obj.summary()["displaced_fraction"]  # the same tuples the strategy counts
+                out[a, n, F] = {"cascade": float((disp >= 3).sum() / m),
+                                "successor": float((disp == 2).mean()) if disp.size else None,
+                                "position": float(disp.mean()) if disp.size else None}
+    return out
+
+
+def test_p3_displaced_tuples_cluster_on_ring_successors_and_cascade():
+    """P3 (Chen et al.: bounded loads suffer cascaded overflow, overflow from one bin spilling onto its
+    ring neighbours, worse at high load), measured: where each displaced tuple landed on its key's walk.
+    Displaced tuples land on the first workers after their own (their mean walk position below the
+    (n + 2) / 2 of a spread over the other workers, in every cell), and the cascade, the share of tuples
+    sent past a full successor (walk position >= 3), grows as F tightens (every cell) and with the skew
+    (at n = 10 and 50, every F)."""
+    g = chwbl_walk_positions()
+    at10 = {a: [round(g[a, 10, F]["cascade"], 4) for F in FACTORS] for a in ALPHAS}
+    pos10 = {a: [None if g[a, 10, F]["position"] is None else round(g[a, 10, F]["position"], 2) for F in FACTORS]
+             for a in ALPHAS}
+    record("P3 chwbl cascade", factors=FACTORS, cascade_n10=at10, position_n10=pos10,
+           cells={f"z={a} n={n} F={F}": v for (a, n, F), v in g.items()})
+    for (a, n, F), c in g.items():
+        assert c["position"] is None or c["position"] < (n + 2) / 2, (a, n, F, c)
+    for a in ALPHAS:
+        for n in CHWBL_N:
+            d = [g[a, n, F]["cascade"] for F in FACTORS]
+            assert all(x >= y for x, y in zip(d, d[1:])), (a, n, d)
+    for n in (10, 50):
+        for F in FACTORS:
+            d = [g[a, n, F]["cascade"] for a in ALPHAS]
+            assert all(x < y for x, y in zip(d, d[1:])), (n, F, d)
+    assert (at10, pos10) == MEASURED_CASCADE
+
+
+#: at n = 10, F = 110 / 125 / 150 / 200: the cascade share of the tuples and the displaced tuples' mean walk
+#: position (6 if they were spread over the other nine workers), as REPRODUCTION.md prints them
+MEASURED_CASCADE = ({1.0: [0.01, 0.0013, 0.0002, 0.0], 1.4: [0.1957, 0.1312, 0.0817, 0.0005],
+                     2.0: [0.4754, 0.4022, 0.3237, 0.2193]},
+                    {1.0: [2.08, 2.02, 2.01, 2.26], 1.4: [2.71, 2.46, 2.28, 2.0], 2.0: [3.91, 3.44, 3.03, 2.56]})
+
+
 # ============================================================================================
 # local-global aggregation (2.5, 5.1 P7)
 
@@ -253,11 +314,70 @@ MEASURED_LG = (0.27893, {1: (0.27893, 1.0), 500: (0.05132, 0.21946), 5000: (0.02
 # ============================================================================================
 # DKG (2.6, 5.1 P8)
 
-def test_p8_dkg_against_key_grouping_and_the_whole_key_optimum():
-    """P8 (DKG: near-optimal load distribution for skewed inputs), qualitative.  One source (so
-    that every key has one worker once learned), n = 10, learning on the first 10% of the stream:
-    DKG's busiest worker against KG's and against the least busiest worker any whole-key
-    assignment of the stream's true counts allows (the engine's 'whole keys' optimum)."""
+def best_two_workers(counts: np.ndarray, n: int) -> int:
+    """The least largest worker load (tuples) when every key may be split over at most two workers:
+    the lower bound max(ceil(m / n), ceil(c_1 / 2)) (the average, and the largest key's bigger half),
+    met by McNaughton's wrap-around (keys largest first, each worker filled to the bound, a key
+    spilling onto the next worker); the construction is checked to use at most two workers a key, so
+    the bound is the optimum (a ValueError otherwise)."""
+    c = np.sort(np.asarray(counts, dtype=np.int64))[::-1]
+    bound = max(-(-int(c.sum()) // n), -(-int(c[0]) // 2))
+    loads, w = np.zeros(n, dtype=np.int64), 0
+    for x in (int(v) for v in c):
+        used = set()
+        while x > 0:
+            take = min(x, bound - int(loads[w]))
+            loads[w] += take
+            x -= take
+            used.add(w)
+            if loads[w] == bound and w < n - 1:
+                w += 1
+        if len(used) > 2:
+            raise ValueError("the wrap-around split a key over three workers: the bound is not shown optimal")
+    assert loads.sum() == c.sum() and loads.max() == bound
+    return bound
+
+
+def dkg_routed(keys: np.ndarray, n: int) -> np.ndarray:
+    """DKG's worker per tuple, one source, learning on the first 10% (as P8's check)."""
+    obj = registry.get("grouping", "dkg")(n, 1, 0, learn=M // 10)
+    m = len(keys)
+    return obj.route(Batch(np.arange(m, dtype=np.int64), keys, np.zeros(m), np.ones(m)))
+
+
+def test_p8_dkg_against_key_grouping_and_the_optima():
+    """P8 (DKG: near-optimal load distribution for skewed inputs).  One source, n = 10, learning on the
+    first 10% of the stream.  DKG may place a key on two workers (its learning-phase worker, KG's, and
+    its learned one) and does so with its hot key, so its optimum is the least busiest worker when each
+    key may be split over at most two workers (:func:`best_two_workers`); the whole-key optimum of the
+    true counts (the engine's 'whole keys' optimum) is shown beside, as a bound only on strategies that
+    never split a key.  Near-optimal (criterion: within 20% of the two-worker optimum) at alpha 1.0 only:
+    the misses are test_p8_dkg_near_optimal_at_every_skew."""
+    out = p8_values()
+    record("P8 dkg n=10 s=1", load_max=out)
+    for a, r in out.items():
+        assert r["dkg"] < r["kg"], a
+        assert r["dkg_workers_per_key"] <= 2, a  # DKG uses at most the two workers its optimum allows
+        assert r["two_workers"] <= r["optimum"] and r["two_workers"] <= r["dkg"], a
+    ratio = {a: r["dkg"] / r["two_workers"] for a, r in out.items()}
+    assert all(rounds_to(ratio[a], e, 0.01) for a, e in zip(ALPHAS, (1.15, 1.84, 1.81))), ratio
+    assert rounds_to(out[1.0]["dkg"] / out[1.0]["optimum"] - 1, 0.13, 0.01)  # 13% above the whole-key optimum
+    assert ratio[1.0] <= 1.2 and ratio[1.4] > 1.2 and ratio[2.0] > 1.2, ratio
+    assert out == MEASURED_DKG
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="P8: DKG's busiest worker is 1.84x and 1.81x the "
+                   "two-worker optimum at alpha 1.4 and 2.0 (1.15x at 1.0): its hot key is split 10/90 between the "
+                   "learning-phase worker and the learned one, where the optimum halves it (REPRODUCTION.md)")
+def test_p8_dkg_near_optimal_at_every_skew():
+    """P8 read as a number: DKG's busiest worker within 20% of the best any key-splitting over at most
+    two workers allows, at every skew."""
+    out = p8_values()
+    assert all(r["dkg"] <= 1.2 * r["two_workers"] for r in out.values()), out
+
+
+@functools.lru_cache(maxsize=None)
+def p8_values() -> dict:
     from skewbench.solver import best_whole_keys
 
     out = {}
@@ -266,21 +386,24 @@ def test_p8_dkg_against_key_grouping_and_the_whole_key_optimum():
         counts = np.bincount(keys)
         counts = counts[counts > 0].astype(np.float64)
         best = best_whole_keys(counts, 10, time_limit=120.0, max_vars=2000, node_limit=200, gap_tol=1e-3)
-        dkg, summ = route("dkg", keys, 10, s=1, learn=M // 10)
+        w = dkg_routed(keys, 10)
+        pairs = np.unique(keys * 10 + w)
+        dkg = np.bincount(w, minlength=10)
         kg, _ = route("kg", keys, 10, s=1)
+        _, summ = route("dkg", keys, 10, s=1, learn=M // 10)
         out[a] = {"dkg": round(float(dkg.max() / M), 5), "kg": round(float(kg.max() / M), 5),
-                  "optimum": round(float(best.value) / M, 5), "hh": summ["hh_size"]}
-    record("P8 dkg n=10 s=1", load_max=out)
-    for a, r in out.items():
-        assert r["dkg"] < r["kg"], a
-    assert rounds_to(out[1.0]["dkg"] / out[1.0]["optimum"] - 1, 0.13, 0.01)  # within 13% of the optimum
-    assert out[1.4]["dkg"] < out[1.4]["optimum"] and out[2.0]["dkg"] < out[2.0]["optimum"]  # the hot key split
-    assert out == MEASURED_DKG
+                  "optimum": round(float(best.value) / M, 5),
+                  "two_workers": round(best_two_workers(counts, 10) / M, 6),
+                  "dkg_workers_per_key": int(np.bincount(pairs // 10).max()), "hh": summ["hh_size"]}
+    return out
 
 
-MEASURED_DKG = {1.0: {'dkg': 0.11533, 'kg': 0.18057, 'optimum': 0.10179, 'hh': 5.0},
-                1.4: {'dkg': 0.30172, 'kg': 0.37893, 'optimum': 0.32791, 'hh': 7.0},
-                2.0: {'dkg': 0.5501, 'kg': 0.63005, 'optimum': 0.60798, 'hh': 5.0}}
+MEASURED_DKG = {1.0: {'dkg': 0.11533, 'kg': 0.18057, 'optimum': 0.10179, 'two_workers': 0.1,
+                      'dkg_workers_per_key': 2, 'hh': 5.0},
+                1.4: {'dkg': 0.30172, 'kg': 0.37893, 'optimum': 0.32791, 'two_workers': 0.163955,
+                      'dkg_workers_per_key': 2, 'hh': 7.0},
+                2.0: {'dkg': 0.5501, 'kg': 0.63005, 'optimum': 0.60798, 'two_workers': 0.303989,
+                      'dkg_workers_per_key': 2, 'hh': 5.0}}
 
 
 # ============================================================================================
@@ -414,7 +537,14 @@ def e5_placements() -> dict:
         g, ok = np.array(gains), np.array(ok) & proven
         out[name] = {"mean_phi": round(float(g.mean()), 2), "ok": int(ok.sum()),
                      "omega_ok": round(float(g[ok].sum() / opt_gain[ok].sum()), 4) if ok.any() else None,
-                     "outcomes": dict(sorted(codes.items()))}
+                     "outcomes": dict(sorted(codes.items())), "_gain": g, "_ok": ok}
+    # the same graphs for every strategy: the ones Flink's three placements place whole (the same 112)
+    common = out["flink-pack"]["_ok"]
+    assert all(np.array_equal(out[f]["_ok"], common) for f in ("flink-spread", "flink-fg"))
+    for name, r in out.items():
+        g, both = r.pop("_gain"), r.pop("_ok") & common
+        r["common"] = int(both.sum())
+        r["omega_common"] = round(float(g[both].sum() / opt_gain[both].sum()), 4) if both.any() else None
     return out
 
 
@@ -431,27 +561,38 @@ def test_p1_ras_against_r_storm_and_the_round_robin_strategy():
 
 def test_placements_on_e5_against_the_optimum():
     """Every placement on the 2000 E5 graphs: outcomes, mean phi and Omega over the graphs it
-    placed whole within capacity (an overloaded or partial allocation is not compared); no
-    placement above the proven optimum on any graph."""
+    placed whole within capacity (an overloaded or partial allocation is not compared), with how many;
+    and, so that every strategy's Omega is over the same graphs, Omega over the 112 graphs Flink's
+    placements place (with how many of them the strategy placed too); no placement above the proven
+    optimum on any graph."""
     t = e5_placements()
     record("placements E5", table=t)
+    assert t["flink-pack"]["common"] == 112 and t["ras"]["common"] == 112
     assert t == MEASURED_E5
 
 
-MEASURED_E5 = {'ras': {'mean_phi': 11.27, 'ok': 2000, 'omega_ok': 0.5272, 'outcomes': {'OK': 2000}},
-               'ras-prox': {'mean_phi': 14.0, 'ok': 2000, 'omega_ok': 0.6546, 'outcomes': {'OK': 2000}},
-               'ras-rr': {'mean_phi': 6.69, 'ok': 2000, 'omega_ok': 0.3127, 'outcomes': {'OK': 2000}},
-               'rstorm': {'mean_phi': 13.63, 'ok': 2000, 'omega_ok': 0.6374, 'outcomes': {'OK': 2000}},
-               'flink-pack': {'mean_phi': 20.4,
-                              'ok': 112,
-                              'omega_ok': 0.8909,
-                              'outcomes': {'FAIL-SLOTS': 554, 'OK': 112, 'OK-OVERLOADED': 1334}},
-               'flink-spread': {'mean_phi': 20.4,
-                                'ok': 112,
-                                'omega_ok': 0.8909,
-                                'outcomes': {'FAIL-SLOTS': 554, 'OK': 112, 'OK-OVERLOADED': 1334}},
-               'flink-fg': {'mean_phi': 0.28, 'ok': 112, 'omega_ok': 0.8909, 'outcomes': {'FAIL-SLOTS': 1888, 'OK': 112}},
-               'k8s-least': {'mean_phi': 5.55, 'ok': 1986, 'omega_ok': 0.2604, 'outcomes': {'FAIL-CAPACITY': 14, 'OK': 1986}},
-               'k8s-most': {'mean_phi': 10.71, 'ok': 2000, 'omega_ok': 0.501, 'outcomes': {'OK': 2000}},
-               'heron-rr': {'mean_phi': 11.51, 'ok': 0, 'omega_ok': None, 'outcomes': {'OK-OVERLOADED': 2000}},
-               'heron-ffd': {'mean_phi': 8.06, 'ok': 2000, 'omega_ok': 0.377, 'outcomes': {'OK': 2000}}}
+MEASURED_E5 = {
+    'ras': {'mean_phi': 11.27, 'ok': 2000, 'omega_ok': 0.5272, 'outcomes': {'OK': 2000}, 'common': 112,
+            'omega_common': 0.9282},
+    'ras-prox': {'mean_phi': 14.0, 'ok': 2000, 'omega_ok': 0.6546, 'outcomes': {'OK': 2000}, 'common': 112,
+                 'omega_common': 0.8682},
+    'ras-rr': {'mean_phi': 6.69, 'ok': 2000, 'omega_ok': 0.3127, 'outcomes': {'OK': 2000}, 'common': 112,
+               'omega_common': 0.4778},
+    'rstorm': {'mean_phi': 13.63, 'ok': 2000, 'omega_ok': 0.6374, 'outcomes': {'OK': 2000}, 'common': 112,
+               'omega_common': 0.9319},
+    'flink-pack': {'mean_phi': 20.4, 'ok': 112, 'omega_ok': 0.8909,
+                   'outcomes': {'FAIL-SLOTS': 554, 'OK': 112, 'OK-OVERLOADED': 1334}, 'common': 112,
+                   'omega_common': 0.8909},
+    'flink-spread': {'mean_phi': 20.4, 'ok': 112, 'omega_ok': 0.8909,
+                     'outcomes': {'FAIL-SLOTS': 554, 'OK': 112, 'OK-OVERLOADED': 1334}, 'common': 112,
+                     'omega_common': 0.8909},
+    'flink-fg': {'mean_phi': 0.28, 'ok': 112, 'omega_ok': 0.8909, 'outcomes': {'FAIL-SLOTS': 1888, 'OK': 112},
+                 'common': 112, 'omega_common': 0.8909},
+    'k8s-least': {'mean_phi': 5.55, 'ok': 1986, 'omega_ok': 0.2604, 'outcomes': {'FAIL-CAPACITY': 14, 'OK': 1986},
+                  'common': 112, 'omega_common': 0.5313},
+    'k8s-most': {'mean_phi': 10.71, 'ok': 2000, 'omega_ok': 0.501, 'outcomes': {'OK': 2000}, 'common': 112,
+                 'omega_common': 0.3791},
+    'heron-rr': {'mean_phi': 11.51, 'ok': 0, 'omega_ok': None, 'outcomes': {'OK-OVERLOADED': 2000}, 'common': 0,
+                 'omega_common': None},
+    'heron-ffd': {'mean_phi': 8.06, 'ok': 2000, 'omega_ok': 0.377, 'outcomes': {'OK': 2000}, 'common': 112,
+                  'omega_common': 0.4327}}

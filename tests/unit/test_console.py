@@ -96,9 +96,13 @@ def test_the_summary_of_a_nightly_is_short_names_the_failure_and_a_pick_per_data
         mine = [ln for ln in lines[at + 1:] if ln.startswith(f"  {ds}")]
         assert mine and " pick " in mine[0] or "; " in mine[0], (family, ds, text)
     # the same rule is written once per family, the numbers once per dataset
-    assert sum(ln.startswith("grouping: lowest imbalance") for ln in lines) == 1
+    # (grouping: one rule per kind of operator, each with its constraint)
+    assert sum(ln.startswith("grouping: keyed aggregation: lowest imbalance") for ln in lines) == 1
+    assert sum(ln.startswith("grouping: stateless operator: lowest mean completion time") for ln in lines) == 1
+    assert all("(constraint: " in ln for ln in lines if ln.startswith(("grouping: ", "shedding: ", "allocation: ")))
     zipf = next(ln for ln in lines if ln.startswith("  zipf-1.4: ") and "n=5" in ln)
-    at = {p.coords["workers"]: p.strategy for p in picks if (p.family, p.dataset) == ("grouping", "zipf-1.4")}
+    at = {p.coords["workers"]: p.strategy for p in picks
+          if (p.family, p.dataset, p.rule.kind) == ("grouping", "zipf-1.4", "keyed aggregation")}
     if at[5] == at[10]:
         assert f": {at[5]} at n=5,10 | at n=10: pick {at[10]} (" in zipf, zipf
     else:
@@ -136,7 +140,9 @@ def test_a_full_night_of_picks_stays_under_60_lines(run_root):
     text = summary_text("r", "success", 331, nightly_states(), picks, summary_md=run_root / "SUMMARY.md")
     assert len(text.splitlines()) < 60, text
     body = pick_lines(picks)
-    assert len([ln for ln in body if ln.startswith("  ")]) == len(items)
+    rules = {fam: len({p.rule for p in ps}) for fam, ps in by_family.items()}  # grouping: a rule per operator kind
+    assert rules["grouping"] == 2
+    assert len([ln for ln in body if ln.startswith("  ")]) == sum(rules[it["family"]] for it in items)
 
 
 def test_state_lines_name_at_most_a_few_failures():

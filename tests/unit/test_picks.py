@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from skewbench import families
+from skewbench import families, registry
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 from skewbench.picks import Pick, Rule, night_picks, picks_for
@@ -51,7 +51,7 @@ def test_mean_over_seeds_decides_and_costs_are_shown_against_the_baseline():
     assert p.costs == {"replication": (pytest.approx(1.7), 1.0)} and p.ties == () and p.note == ""
     assert p.coords == {"workers": 5} and p.tag() == ("skewbench.pick.zipf-1.0.n5", "dc")
     assert p.line() == ("grouping zipf-1.0 n=5: pick dc (imbalance 0.15 vs kg 0.6; replication 1.7 vs 1) "
-                        "-- rule: lowest imbalance with replication <= 2")
+                        "-- rule: lowest imbalance with replication <= 2 (constraint: replication <= 2)")
 
 
 def test_a_pick_per_value_of_the_rules_coordinates():
@@ -120,7 +120,10 @@ def test_constraints_excluding_every_strategy_give_no_pick_and_say_so():
     p = one(picks_for(df, "grouping", "zipf-1.0", [RULE]))
     assert p.strategy is None and p.value is None and p.baseline_value == 0.5
     assert "no strategy meets replication <= 2" in p.note and "the baseline kg does not meet" in p.note
-    assert p.line(rule=False).startswith("grouping zipf-1.0 n=5: no pick (imbalance: kg 0.5)")
+    # the nearest candidate (kg misses replication <= 2 by 50%, sg by 150%) with its numbers
+    assert p.nearest == ("kg", {"imbalance": 0.5, "replication": 3.0})
+    assert p.line(rule=False).startswith("grouping zipf-1.0 n=5: no pick (imbalance: kg 0.5; nearest: kg imbalance "
+                                         "0.5, replication 3)")
     # a constraint met within the tie tolerance counts as met; a missing constrained value does not
     df = summary([("kg", 5, 0, 0.5, 2.0 * (1 + 1e-12)), ("sg", 5, 0, 0.0, float("nan"))])
     assert one(picks_for(df, "grouping", "zipf-1.0", [RULE])).strategy == "kg"
@@ -167,9 +170,11 @@ def test_each_familys_declarations_name_its_real_columns(name):
     rules = fam.attr("report", "PICK_RULES")
     assert rules and all(isinstance(r, Rule) for r in rules)
     for r in rules:
-        cols = [r.metric, *r.per, *(c for c, _, _ in r.where), *r.costs]
+        cols = [*r.columns(), *r.per]
         assert set(cols) <= set(sch.summary_order), cols
         assert set(r.per) <= set(sch.coordinates) and r.text
+        assert set(r.only) <= set(registry.names(name)), r.only
+        assert "(constraint: " in r.describe() and r.describe().endswith(")")
         assert r.baseline in fam.default_strategies and not set(r.exclude) & {r.baseline}
         m = sch.metrics[f"summary:{r.metric}"]
         assert m.higher_is_better is (r.goal == "max")
@@ -177,6 +182,116 @@ def test_each_familys_declarations_name_its_real_columns(name):
         assert {x, y} <= set(sch.summary_order) and title
     metric, coord = fam.attr("report", "LEADERBOARD")
     assert metric in sch.summary_order and (coord == "" or coord in sch.coordinates)
+
+
+# --------------------------------------------------------------------------------------------
+# the families' rules: a case on each side of every constraint
+
+
+def family_rule(family: str, kind: str) -> Rule:
+    return next(r for r in families.get(family).attr("report", "PICK_RULES") if r.kind == kind)
+
+
+def grouping_rows(rows):
+    """(strategy, imbalance, replication, merge_partials, latency_mean) at n = 5, one seed."""
+    return pd.DataFrame([{"dataset": "d", "strategy": st, "workers": 5, "sources": 5, "seed": 0, "params": "{}",
+                          "imbalance": imb, "replication": rep, "merge_partials": merge, "latency_mean": lat,
+                          "latency_p99": 2 * lat} for st, imb, rep, merge, lat in rows])
+
+
+def test_keyed_aggregation_takes_key_routing_strategies_within_two_workers_a_key():
+    rule = family_rule("grouping", "keyed aggregation")
+    # sg balances perfectly and, with few hot keys, has a low mean replication: still no candidate (a shuffle)
+    rows = [("flink", 0.3, 1.0, 0, 5.0), ("sg", 0.0, 1.5, 40, 1.0), ("pkg", 0.1, 2.0, 30, 2.0),
+            ("wc", 0.05, 2.01, 60, 2.0)]
+    p = one(picks_for(grouping_rows(rows), "grouping", "d", [rule]))
+    # replication 2.0 is within the bound (pkg), 2.01 is not (wc, better balanced)
+    assert (p.strategy, p.value, p.baseline_value) == ("pkg", 0.1, 0.3)
+    assert "not for a keyed aggregation: sg" in p.note
+    assert p.costs["merge_partials"] == (30.0, 0.0)
+    assert p.line(rule=False).startswith("grouping d n=5 (keyed aggregation): pick pkg (imbalance 0.1 vs flink 0.3; "
+                                         "merge/window (records) 30 vs 0; replication 2 vs 1;")
+    assert p.line().endswith("(constraint: replication <= 2; among the strategies that route by key; never fk)")
+    # the merge cost decides between strategies tied on balance, before the name order
+    tied = [("flink", 0.3, 1.0, 0, 5.0), ("dc", 0.1, 1.6, 50, 2.0), ("pkg", 0.1, 1.9, 20, 2.0)]
+    p = one(picks_for(grouping_rows(tied), "grouping", "d", [rule]))
+    assert p.strategy == "pkg" and p.ties == ("dc",)
+    # a tie on balance and merge: the engine's default wins it
+    tied = [("flink", 0.1, 1.0, 0, 5.0), ("kg", 0.1, 1.0, 0, 2.0)]
+    assert one(picks_for(grouping_rows(tied), "grouping", "d", [rule])).strategy == "flink"
+
+
+def test_stateless_operator_takes_the_shuffles_by_completion_time():
+    rule = family_rule("grouping", "stateless operator")
+    # kg completes faster here (a toy), but a key-routing strategy is no candidate for a stateless operator
+    rows = [("sg", 0.0, 5.0, 0, 3.0), ("osg", 0.01, 5.0, 0, 2.0), ("kg", 0.2, 1.0, 0, 1.0)]
+    p = one(picks_for(grouping_rows(rows), "grouping", "d", [rule]))
+    assert (p.strategy, p.value, p.baseline_value) == ("osg", 2.0, 3.0) and "not for a stateless operator: kg" in p.note
+    assert p.line(rule=False).startswith("grouping d n=5 (stateless operator): pick osg (latency mean (ms) 2 vs sg 3")
+    assert p.tag() == ("skewbench.pick.d.n5.stateless", "osg")
+    # osg slower: the engine's rebalance (sg) stays
+    rows = [("sg", 0.0, 5.0, 0, 2.0), ("osg", 0.01, 5.0, 0, 2.5)]
+    assert one(picks_for(grouping_rows(rows), "grouping", "d", [rule])).strategy == "sg"
+
+
+def operator_rows(rows):
+    """(strategy, dropped_ratio, q_over_bound) at P = 75."""
+    return pd.DataFrame([{"dataset": "s", "strategy": st, "provisioning": 75, "workers": 1, "seed": 0, "params": "{}",
+                          "kind": "operator", "dropped_ratio": d, "q_over_bound": q} for st, d, q in rows])
+
+
+def test_the_shedding_pick_allows_las_epsilon_over_the_bound_and_names_the_nearest():
+    from skewbench.shedding.report import LAS_EPSILON
+
+    rule = family_rule("shedding", "shedding operator")
+    assert LAS_EPSILON == 0.05 and rule.where == (("q_over_bound", "<=", 1.05),)
+    # within the tolerance: LAS at 1.05 tau is picked; bl keeps the bound, drops more; fk never
+    p = one(picks_for(operator_rows([("bl", 0.30, 0.9), ("las", 0.26, 1.05), ("fk", 0.25, 0.99)]), "shedding", "s",
+                      [rule]))
+    assert (p.strategy, p.value, p.baseline_value) == ("las", 0.26, 0.30)
+    assert p.line().endswith("(constraint: Q/tau <= 1.05; never fk)")
+    # just over it: no pick, and the line shows the nearest candidate's numbers (LAS's Q/tau and drops)
+    p = one(picks_for(operator_rows([("bl", 0.30, 12.0), ("las", 0.26, 1.08), ("sm", 0.0, 30.0)]), "shedding", "s",
+                      [rule]))
+    assert p.strategy is None and p.nearest == ("las", {"dropped_ratio": 0.26, "q_over_bound": 1.08})
+    assert p.line(rule=False).startswith("shedding s P=75 (shedding operator): no pick (dropped: bl 0.3; nearest: "
+                                         "las dropped 0.26, Q/tau 1.08)")
+
+
+def partition_rows(rows):
+    """(strategy, imbalance_p50, error_mean, shed_fraction) at V = 4, error budget 0.1."""
+    return pd.DataFrame([{"dataset": "s", "strategy": st, "provisioning": 100, "workers": 4, "seed": 0,
+                          "params": "{}", "kind": "partition", "error": 0.1, "imbalance_p50": imb, "error_mean": e,
+                          "shed_fraction": f} for st, imb, e, f in rows])
+
+
+def test_the_shedpart_pick_is_held_to_the_error_budget_and_keeps_tuples():
+    rule = family_rule("shedding", "windowed aggregation")
+    # at the budget (error 0.1) and keeping 0.1% of the tuples: eligible
+    p = one(picks_for(partition_rows([("fld", 300.0, 0.0, 0.0), ("shedpart", 5.0, 0.1, 0.999)]), "shedding", "s",
+                      [rule]))
+    assert (p.strategy, p.value, p.baseline_value) == ("shedpart", 5.0, 300.0)
+    assert p.costs == {"shed_fraction": (0.999, 0.0), "error_mean": (0.1, 0.0)}
+    assert p.line().endswith("(constraint: error_mean <= the cell's error and shed < 1)")
+    # over the error budget, or shedding everything (perfectly balanced, answering nothing): not eligible
+    rows = [("fld", 300.0, 0.0, 0.0), ("shedpart", 5.0, 0.1001, 0.99), ("shedpart-ee", 0.0, 0.0, 1.0)]
+    p = one(picks_for(partition_rows(rows), "shedding", "s", [rule]))
+    assert p.strategy == "fld" and p.note == "the baseline fld is already best"
+    # the budget is each cell's own: a 20% budget admits the same 10.01% error
+    p = one(picks_for(partition_rows(rows).assign(error=0.2), "shedding", "s", [rule]))
+    assert p.strategy == "shedpart"
+
+
+def test_every_rule_is_printed_with_its_constraint(tmp_path):
+    from skewbench.console import pick_lines
+
+    picks = picks_for(grouping_rows([("flink", 0.3, 1.0, 0, 5.0), ("pkg", 0.1, 1.5, 30, 2.0), ("sg", 0.0, 5.0, 0, 1.0),
+                                     ("osg", 0.0, 5.0, 0, 0.9)]), "grouping", "d")
+    assert [p.strategy for p in picks] == ["pkg", "osg"]
+    lines = pick_lines(picks)
+    assert lines[0] == "grouping: " + picks[0].rule_text() and "(constraint: replication <= 2;" in lines[0]
+    assert lines[2] == "grouping: " + picks[1].rule_text() and "(constraint: among the shuffle strategies" in lines[2]
+    assert lines[0].startswith("grouping: keyed aggregation: ") and lines[2].startswith("grouping: stateless operator: ")
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,21 +311,38 @@ def replay(tmp_path_factory):
 
 
 def test_the_picks_of_a_real_replay_follow_the_rule(replay):
+    """One pick per operator kind and worker count: the keyed aggregation's among the key-routing
+    strategies with replication <= 2 (never sg), vs flink; the stateless operator's among the shuffles
+    (only sg ran of them), vs sg itself."""
+    from skewbench.grouping.report import KEYED
+
     df = pd.read_parquet(replay / "summary.parquet")
     picks = night_picks([replay])
-    assert [p.coords for p in picks] == [{"workers": 5}, {"workers": 10}]
-    means = df.groupby(["workers", "strategy"])[["imbalance", "replication", "latency_p99"]].mean()
+    assert [(p.rule.kind, p.coords) for p in picks] == [("keyed aggregation", {"workers": 5}),
+                                                         ("keyed aggregation", {"workers": 10}),
+                                                         ("stateless operator", {"workers": 5}),
+                                                         ("stateless operator", {"workers": 10})]
+    means = df.groupby(["workers", "strategy"])[["imbalance", "replication", "latency_p99", "latency_mean",
+                                                 "merge_partials"]].mean()
     for p in picks:
         assert isinstance(p, Pick) and (p.family, p.dataset) == ("grouping", "zipf-1.4")
         m = means.loc[p.coords["workers"]]
-        ok = m[m["replication"] <= 2]
-        assert "sg" not in ok.index  # shuffle spreads every key
-        assert p.strategy == ok["imbalance"].idxmin() and p.value == pytest.approx(ok["imbalance"].min())
-        assert p.rule.baseline == "flink" and p.baseline_value == pytest.approx(m.loc["flink", "imbalance"])
-        assert p.costs["latency_p99"] == (pytest.approx(m.loc[p.strategy, "latency_p99"]),
-                                          pytest.approx(m.loc["flink", "latency_p99"]))
-        assert p.tag() == (f"skewbench.pick.zipf-1.4.n{p.coords['workers']}", p.strategy)
-        assert p.line().startswith(f"grouping zipf-1.4 n={p.coords['workers']}: pick {p.strategy} (imbalance ")
+        n = p.coords["workers"]
+        if p.rule.kind == "keyed aggregation":
+            ok = m[(m["replication"] <= 2) & m.index.isin(KEYED)]
+            assert "sg" not in ok.index and "sg" in m.index  # a shuffle is no candidate for keyed state
+            assert p.strategy == ok["imbalance"].idxmin() and p.value == pytest.approx(ok["imbalance"].min())
+            assert p.rule.baseline == "flink" and p.baseline_value == pytest.approx(m.loc["flink", "imbalance"])
+            assert p.costs["merge_partials"] == (pytest.approx(m.loc[p.strategy, "merge_partials"]),
+                                                 pytest.approx(m.loc["flink", "merge_partials"]))
+            assert p.tag() == (f"skewbench.pick.zipf-1.4.n{n}.keyed", p.strategy)
+            assert p.line().startswith(f"grouping zipf-1.4 n={n} (keyed aggregation): pick {p.strategy} (imbalance ")
+            assert p.line().endswith("(constraint: replication <= 2; among the strategies that route by key; never fk)")
+        else:
+            assert p.strategy == "sg" and p.value == pytest.approx(m.loc["sg", "latency_mean"])
+            assert "not for a stateless operator: kg, pkg, dc, flink" in p.note, p.note
+            assert p.tag() == (f"skewbench.pick.zipf-1.4.n{n}.stateless", "sg")
+            assert p.line().startswith(f"grouping zipf-1.4 n={n} (stateless operator): pick sg (latency mean (ms) ")
     assert json.loads(json.dumps([p.as_dict() for p in picks]))[0]["strategy"] == picks[0].strategy
     # a directory without results is skipped
     assert night_picks([replay.parent / "missing", replay]) == picks

@@ -91,12 +91,22 @@ def test_milp_node_limit_keeps_incumbent_bound_and_gap():
     w, cap, truth = subset_sum_instance()
     assert truth == 6828590.0  # floor(cap): a perfect split exists
     sol = solve_subset_sum(w, cap, node_limit=1)
-    assert sol.status == "time_limit" and sol.method == "highs-milp"
+    assert sol.status == "node_limit" and sol.method == "highs-milp"  # the limit that stopped it, by name
     check_incumbent(sol, w, cap, truth)
     assert sol.gap > 1e-3  # not proven: the incumbent is 0.24% below its bound
     again = solve_subset_sum(w, cap, node_limit=1)
     assert (again.objective, again.bound, again.gap) == (sol.objective, sol.bound, sol.gap)
     assert np.array_equal(again.x, sol.x)
+
+
+def test_a_time_limited_milp_says_time_limit_not_node_limit():
+    """The clock, not the node budget, stops this solve (a budget of 10^9 nodes is never used up in a
+    millisecond): the status names the time limit."""
+    w, cap, truth = subset_sum_instance(n=40, seed=1)
+    n = w.size
+    sol = solve_lp_or_milp(w, np.vstack([w]), [-np.inf], [cap], np.zeros(n), np.ones(n), np.ones(n, dtype=bool),
+                           maximize=True, time_limit=1e-3, node_limit=10**9)
+    assert sol.status == "time_limit", sol
 
 
 def test_milp_relative_gap_reports_the_gap_it_stopped_at():

@@ -30,7 +30,7 @@ import numpy as np
 
 from skewbench.allocation.model import TOL, Job, fits, gain
 from skewbench.errors import SkewbenchError
-from skewbench.solver import CSR, solve_lp_or_milp
+from skewbench.solver import CSR, LIMITS, solve_lp_or_milp
 
 #: enumeration / model-size caps beyond which a formulation answers "too_large"
 MAX_CONFIGS = 200_000
@@ -166,7 +166,7 @@ def solve_f2(job: Job, time_limit: float = 10.0, max_configs: int = MAX_CONFIGS,
     sol = solve_lp_or_milp(gains, A, lo, hi, np.zeros(N), ub, np.ones(N, dtype=bool), maximize=True,
                            time_limit=time_limit, node_limit=node_limit)
     if sol.status in ("infeasible", "error", "unbounded") or sol.x is None:
-        st = "time_limit" if sol.status == "time_limit" else ("infeasible" if sol.status == "infeasible" else "error")
+        st = "time_limit" if sol.status in LIMITS else ("infeasible" if sol.status == "infeasible" else "error")
         return _result(job, None, st, sol.bound, sol.gap, t0, f"f2({N} configs)")
     y = np.rint(sol.x).astype(np.int64)
     a = np.zeros((job.G, job.K), dtype=np.int64)
@@ -177,7 +177,8 @@ def solve_f2(job: Job, time_limit: float = 10.0, max_configs: int = MAX_CONFIGS,
             a[:, classes[ci][used[ci]]] = C[cidx]
             used[ci] += 1
     node = _node_from_counts(job, a)
-    return _result(job, node, sol.status, sol.bound, sol.gap, t0, f"f2({N} configs)")
+    return _result(job, node, "time_limit" if sol.status in LIMITS else sol.status, sol.bound, sol.gap, t0,
+                   f"f2({N} configs)")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -300,10 +301,10 @@ def solve_f1(job: Job, time_limit: float = 10.0, max_columns: int = MAX_F1_COLUM
                            maximize=True, time_limit=time_limit, node_limit=node_limit)
     method = f"f1({ncol} columns)"
     if sol.x is None:
-        st = sol.status if sol.status in ("time_limit", "infeasible") else "error"
+        st = "time_limit" if sol.status in LIMITS else (sol.status if sol.status == "infeasible" else "error")
         return _result(job, None, st, sol.bound, sol.gap, t0, method)
     node = np.argmax(sol.x[:nx].reshape(m, K), axis=1).astype(np.int64)
-    return _result(job, node, sol.status, sol.bound, sol.gap, t0, method)
+    return _result(job, node, "time_limit" if sol.status in LIMITS else sol.status, sol.bound, sol.gap, t0, method)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -507,7 +508,8 @@ def solve(job: Job, method: str = "auto", time_limit: float = 10.0, node_limit: 
 
     ``node_limit`` caps HiGHS's branch-and-bound nodes (F1, F2): unlike the time limit it stops at
     the same point on any machine and load, so a limited result is reproducible (status
-    "time_limit" for either limit; CP-SAT, F3, has only the time limit)."""
+    "time_limit" for either limit, as the allocation results contract says; the solver layer tells them
+    apart; CP-SAT, F3, has only the time limit)."""
     if method == "f1":
         return solve_f1(job, time_limit, node_limit=node_limit)
     if method == "f2":

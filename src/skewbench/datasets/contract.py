@@ -252,13 +252,80 @@ def write_key_dictionary(directory: str | os.PathLike, names: Sequence[str] | pa
     pq.write_table(table, os.path.join(os.fspath(directory), KEYS_FILE), compression="zstd")
 
 
+#: the lock file in a staging directory: held (flock) by the process writing it, for as long as it
+#: lives, so a staging directory whose lock can be taken belongs to a process that died (killed by a
+#: signal, say) and is left over; removed before the directory becomes the dataset
+STAGING_LOCK = ".skewbench-staging.lock"
+#: staging directories this process holds: path -> the lock's file descriptor
+_HELD: dict[str, int] = {}
+#: a staging directory without its lock file (created a moment before the lock) counts as left
+#: over only when older than this (seconds)
+STAGING_GRACE = 60.0
+
+
 def staging_dir(out_dir: str | os.PathLike) -> Path:
-    """A fresh temporary directory beside ``out_dir`` (same filesystem, so rename is atomic)."""
+    """A fresh temporary directory beside ``out_dir`` (same filesystem, so rename is atomic), locked
+    by this process (:data:`STAGING_LOCK`); the staging directories an earlier, killed writer of
+    the same ``out_dir`` left beside it are removed first (:func:`clean_stale_staging`)."""
+    import fcntl
+
     out = Path(out_dir).absolute()
     out.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_staging(out)
     tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:12]}"
     tmp.mkdir()
+    fd = os.open(tmp / STAGING_LOCK, os.O_CREAT | os.O_RDWR, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    _HELD[str(tmp)] = fd
     return tmp
+
+
+def release_staging(tmp: str | os.PathLike) -> None:
+    """Remove a staging directory's lock file and release the lock (before it becomes the dataset,
+    or once it is removed)."""
+    fd = _HELD.pop(str(Path(tmp)), None)
+    try:
+        os.unlink(Path(tmp) / STAGING_LOCK)
+    except OSError:
+        pass
+    if fd is not None:
+        os.close(fd)
+
+
+def clean_stale_staging(out_dir: str | os.PathLike) -> list[Path]:
+    """Remove the staging directories of ``out_dir`` (``.<name>.tmp-*`` beside it) whose writer is
+    gone: their lock can be taken (its process died, even by SIGKILL: the kernel releases a dead
+    process's locks), or they have no lock file and are older than :data:`STAGING_GRACE`.  A live
+    writer's directory (this process's or another's) is left alone.  Returns what was removed."""
+    import fcntl
+    import glob
+
+    out = Path(out_dir).absolute()
+    removed = []
+    for d in sorted(out.parent.glob(f".{glob.escape(out.name)}.tmp-*")):
+        if str(d) in _HELD or not d.is_dir():
+            continue
+        try:
+            fd = os.open(d / STAGING_LOCK, os.O_RDWR)
+        except FileNotFoundError:
+            try:
+                if time.time() - d.stat().st_mtime < STAGING_GRACE:
+                    continue
+            except OSError:
+                continue
+        except OSError:
+            continue
+        else:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # its writer holds it: alive
+                os.close(fd)
+                continue
+            os.close(fd)
+        discard_dir(d, settle=5.0)
+        removed.append(d)
+    return removed
 
 
 def check_target(out_dir: str | os.PathLike, overwrite: bool) -> None:
@@ -307,8 +374,10 @@ def finalize(tmp: str | os.PathLike, out_dir: str | os.PathLike, parts: Sequence
         f.write("\n")
     out = Path(out_dir).absolute()
     if out.exists() and not overwrite:
+        release_staging(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         raise DatasetError(f"{out} already exists; pass --overwrite to replace it")
+    release_staging(tmp)
     replace_dir(tmp, out)
     return full
 
@@ -337,6 +406,8 @@ def discard_dir(path: str | os.PathLike, settle: float = 30.0) -> None:
     ``settle`` seconds of retries (a file system refusing to delete), leaving the hidden name.
     """
     p = Path(path)
+    if str(p) in _HELD:
+        release_staging(p)
     if not p.exists():
         return
     gone = p.parent / f"{p.name}.discarded-{uuid.uuid4().hex[:8]}"
@@ -415,6 +486,7 @@ class DatasetWriter:
         return self.committed
 
     def abort(self) -> None:
+        release_staging(self.tmp)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def __enter__(self) -> "DatasetWriter":
@@ -580,7 +652,8 @@ def _one_line(e: BaseException) -> str:
 
 
 def open_dataset(path: str | os.PathLike) -> Dataset:
-    """Open a dataset directory, checking that it is complete; :class:`DatasetError` if not."""
+    """Open a dataset directory, checking that it is complete and that its side tables are the ones
+    it was written with (their digests); :class:`DatasetError` if not."""
     p = Path(path)
     if not p.exists():
         raise DatasetError(f"dataset {p} does not exist")
@@ -619,7 +692,10 @@ def open_dataset(path: str | os.PathLike) -> Dataset:
             raise DatasetError(f"{mp}: malformed side table entry {entry!r}")
         if not (p / entry["file"]).exists():
             raise DatasetError(f"{p}: side table {entry['file']} listed in metadata is missing")
-    return Dataset(path=p, meta=meta, files=files)
+    ds = Dataset(path=p, meta=meta, files=files)
+    for name in ds.table_names:  # each side table's digest (small tables): a changed one is refused here,
+        ds.read_side_table(name)  # by every family's replay, not only by the ones that read the tables
+    return ds
 
 
 def recompute_fingerprint(ds: Dataset) -> str:

@@ -57,6 +57,7 @@ from skewbench.datasets.contract import (
     PartInfo,
     check_target,
     finalize,
+    release_staging,
     staging_dir,
     write_part,
 )
@@ -555,6 +556,7 @@ def generate(spec: StreamSpec, out_dir: str | os.PathLike, name: str | None = No
     except BaseException:
         import shutil
 
+        release_staging(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 from skewbench.jit import njit
 
-from skewbench.errors import SkewbenchError
+from skewbench.errors import SkewbenchError, shown
 from skewbench.hashing import mix64
 from skewbench.simulation import WorkerModel
 
@@ -192,4 +192,4 @@ def check_number(name: str, value: Any, low: float | None = None, high: float | 
         ok = value <= high
     if not ok:
         rng = f"{'(' if low_open else '['}{low}, {high if high is not None else 'inf'}]"
-        raise SkewbenchError(f"{name} must be {'an integer' if integer else 'a number'} in {rng}, got {value!r}")
+        raise SkewbenchError(f"{name} must be {'an integer' if integer else 'a number'} in {rng}, got {shown(value)}")

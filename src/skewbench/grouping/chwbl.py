@@ -512,6 +512,24 @@ class CHWBL(Strategy):
                 out.append(w)
         return out
 
+    def walk_positions(self, keys) -> np.ndarray:
+        """``pos[i, w]``: the place (1 to n) of worker ``w`` in ``omega(keys[i])``, :meth:`walk_order`
+        for many keys at once (a tuple of ``keys[i]`` routed to ``w`` walked ``pos[i, w]`` workers)."""
+        ks = np.asarray(keys, dtype=np.int64)
+        n, N = self.workers, len(self._wk)
+        first = np.empty((N, n), dtype=np.int64)  # first[j, w]: the first node at or after j that is w's (cyclic)
+        last = np.zeros(n, dtype=np.int64)
+        for j in range(2 * N - 1, -1, -1):
+            last[self._wk[j % N]] = j
+            if j < N:
+                first[j] = last
+        order = np.argsort(first - np.arange(N)[:, None], axis=1, kind="stable")
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.arange(1, n + 1)[None, :].repeat(N, axis=0), axis=1)
+        kp = np.array([mix64_py((int(k) & 0xFFFFFFFFFFFFFFFF) ^ int(self._seed_key)) for k in ks], dtype=np.uint64)
+        start = np.searchsorted(self._pos, kp, side="left") % N
+        return rank[start]
+
     # ---- routing
     def route(self, batch: Batch) -> np.ndarray:
         seq, key = batch_arrays(batch)

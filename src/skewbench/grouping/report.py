@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from skewbench.errors import SkewbenchError
+from skewbench.grouping import STRATEGIES
 from skewbench.picks import Rule
 from skewbench.grouping.schema import COORDINATES
 from skewbench.plotting import (DPI, FIGSIZE, TableLike, figure, fmt_number, frame, log_y, readable_log_x,
@@ -39,18 +40,38 @@ LATENCY_FLOOR = 1e-3
 
 IMBALANCE_LABEL = f"imbalance = max load − 1/n\n(fraction of tuples, log scale; 0 drawn at {IMBALANCE_FLOOR:g})"
 
-#: "What to pick" (skewbench.picks): the best balance among strategies that keep a key's state on at
-#: most two workers (replication <= 2: what PKG's two choices cost; SG, RR and OSG spread a key's
-#: state over every worker), one pick per worker count.  The baseline is ``flink``, Flink's keyBy
-#: (key groups, murmur hash) as the engine computes it: it is in DEFAULT_STRATEGIES and is what a
-#: Flink user runs today; ``kg`` is the papers' abstract hash with the same behaviour (Kafka's
-#: default partitioner is the other engine default).  FK is an offline reference (it is fed the
-#: true execution times) and is never picked.
+#: "What to pick" (skewbench.picks), one pick per kind of operator and worker count, each compared with
+#: what the engine runs for that kind (FK, an offline reference fed the true execution times, is never
+#: picked):
+#:
+#: * a keyed aggregation (per-key state: counts, sums, windows by key) needs every tuple of a key on a
+#:   bounded set of workers, so the candidates are the strategies that route by key (:data:`KEYED`: KG,
+#:   the engines' hash partitioners, PKG and the D-Choices family, CHWBL, DKG, the two-phase and
+#:   cardinality-aware ones), with replication <= 2 (a key on at most two workers on average, what
+#:   PKG's two choices cost); a split key's partial aggregates must be merged, so the merge cost
+#:   (merge_partials, the partial records to merge per window) is shown beside the pick and decides
+#:   among strategies tied on balance.  The baseline is ``flink``, Flink's keyBy (key groups, murmur
+#:   hash) as the engine computes it, what a Flink user runs for a keyed aggregation today;
+#: * a stateless operator (a map or filter: any tuple may go to any worker) gets the shuffle strategies
+#:   (:data:`STATELESS`: SG, OSG), picked by the mean completion time (queueing + execution: what
+#:   balancing a stateless operator is for; their tuple counts are all even).  The baseline is ``sg``,
+#:   per-source round robin from worker 0: what Flink's rebalance() and Storm's shuffle grouping do.
+#:
+#: The two kinds are never mixed: a shuffle is not a candidate for a keyed aggregation (it cannot
+#: hold per-key state without a merge step), nor a key-routing strategy for a stateless operator.
+STATELESS = ("sg", "osg", "fk")
+KEYED = tuple(s for s in STRATEGIES if s not in STATELESS)
 PICK_RULES = (
     Rule("imbalance", "min", ("workers",), where=(("replication", "<=", 2.0),), baseline="flink",
-         costs=("replication", "latency_p99"), exclude=("fk",),
-         text="lowest imbalance among strategies with replication <= 2 (a key on at most 2 workers on "
-              "average), per worker count; vs flink, Flink's keyBy"),
+         costs=("merge_partials", "replication", "latency_p99"), exclude=("fk",), kind="keyed aggregation",
+         only=KEYED, among="the strategies that route by key", tiebreak=("merge_partials",),
+         text="lowest imbalance among strategies that keep a key on at most 2 workers on average, the merge of "
+              "split keys' partials (merge/window) shown and deciding ties, per worker count; vs flink, "
+              "Flink's keyBy"),
+    Rule("latency_mean", "min", ("workers",), baseline="sg", costs=("imbalance", "latency_p99"),
+         exclude=("fk",), kind="stateless operator", only=STATELESS, among="the shuffle strategies (sg, osg)",
+         text="lowest mean completion time among the shuffle strategies, per worker count; vs sg, per-source "
+              "round robin (Flink's rebalance, Storm's shuffle grouping)"),
 )
 #: trade-off plots with the Pareto front (x column, y column, title): memory against balance and tail latency
 TRADEOFFS = (

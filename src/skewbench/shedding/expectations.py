@@ -23,7 +23,7 @@ bound: ratios and shares in [0, 1], latencies and loads >= 0, coverage in [0, 1]
 ``opt_ratio_gap``
     ``drop_optimality - opt_dropped / window_dropped`` (0, float tolerance) where both are known.
 ``opt_status_known``
-    1 when ``opt_status`` is one of the optimum's statuses (optimal, time_limit, too_large, error)
+    1 when ``opt_status`` is one of the optimum's statuses (optimal, node_limit, time_limit, too_large, error)
     on an operator row, 0 otherwise; null on partition rows.
 ``imbalance_order``
     ``imbalance_max - imbalance_p50`` (>= 0).
@@ -54,7 +54,7 @@ FLOAT_TOL = 1e-9
 SUMMARY_DERIVED = ("kept", "dropped_ratio_gap", "latency_order", "quantile_order", "fk_prefix_violations",
                    "opt_within", "opt_ratio_gap", "opt_status_known", "imbalance_order", "load_over_total")
 #: the offline optimum's statuses (skewbench.shedding.optimum.STATUSES, restated: GE checks the data)
-OPT_STATUSES = ("optimal", "time_limit", "too_large", "error")
+OPT_STATUSES = ("optimal", "node_limit", "time_limit", "too_large", "error")
 SERIES_DERIVED = ("window_index_gap", "trim_gain")
 SERIES_INDEX = ("cell_id", "window")
 READABLE_BOUNDS = {"dropped_ratio_gap": f"0 (tolerance {FLOAT_TOL:g})", "opt_ratio_gap": f"0 (tolerance {FLOAT_TOL:g})",

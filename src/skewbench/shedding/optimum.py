@@ -49,7 +49,8 @@ last kept tuple before it.)  The best of two feasible selections starts HiGHS: t
 optimum (``q_i <= tau`` for all kept implies every average ``<= tau``) and Full Knowledge's greedy
 (it keeps a tuple when the exact prefix average allows it).  The solve has a deterministic node
 budget (:data:`NODE_LIMIT`) and a time limit (:data:`TIME_LIMIT`) as a safety net.  When it is not
-proven, ``status`` is ``"time_limit"``, ``dropped`` is the *lower bound* ``n - floor(dual bound)``
+proven, ``status`` names the limit that stopped it, ``"node_limit"`` (the node budget, the usual one)
+or ``"time_limit"`` (the clock), ``dropped`` is the *lower bound* ``n - floor(dual bound)``
 (so ``drop_optimality`` computed from it is a lower bound on the true ratio, as allocation's
 optimality against OPT's bound) and ``gap`` HiGHS's relative gap; ``upper`` is the incumbent's
 drops.  Without a bound (HiGHS stopped before its root LP) ``dropped`` is None.
@@ -90,13 +91,15 @@ MAX_STATES = 200_000
 #: latencies within ``tau + TOL`` ms meet the bound (the schema's ``q > tau + 1e-9``)
 TOL = 1e-9
 GOALS = ("avg", "max")
-STATUSES = ("optimal", "time_limit", "too_large", "error")
+STATUSES = ("optimal", "node_limit", "time_limit", "too_large", "error")
+#: the statuses of a solve its limits stopped before the proof
+LIMITS = ("node_limit", "time_limit")
 
 
 @dataclass(frozen=True)
 class Optimum:
     """The least drops on a stream: ``dropped`` (proven, or a lower bound when ``status`` is
-    ``"time_limit"``; None without one), ``upper`` (the drops of the best selection found),
+    ``"node_limit"`` or ``"time_limit"``; None without one), ``upper`` (the drops of the best selection found),
     ``gap`` (0 when proven), ``status``, ``method`` and ``seconds``; ``kept`` is the best
     selection found (bool per tuple, None without one)."""
 
@@ -391,13 +394,13 @@ def min_drops_avg(arrivals, costs, tau: float, method: str = "auto", max_states:
         if upper != int(round(n - sol.objective)):
             return Optimum(n, "avg", "error", None, upper, None, sol.method, secs, best)
         return Optimum(n, "avg", "optimal", upper, upper, 0.0, sol.method, secs, best)
-    if sol.status == "time_limit" and sol.bound is not None:
+    if sol.status in LIMITS and sol.bound is not None:
         lower = max(0, n - int(math.floor(sol.bound + 1e-6)))
         if lower >= upper:
             return Optimum(n, "avg", "optimal", upper, upper, 0.0, sol.method, secs, best)
-        return Optimum(n, "avg", "time_limit", lower, upper, (upper - lower) / max(1, n - lower), sol.method, secs,
+        return Optimum(n, "avg", sol.status, lower, upper, (upper - lower) / max(1, n - lower), sol.method, secs,
                        best)
-    status = "time_limit" if sol.status == "time_limit" else "error"
+    status = sol.status if sol.status in LIMITS else "error"
     return Optimum(n, "avg", status, None, upper, None, sol.method, secs, best)
 
 

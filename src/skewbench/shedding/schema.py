@@ -25,8 +25,9 @@ queueing latency <= tau; max: every kept tuple's own latency <= tau; strategies 
 are measured against avg).  `drop_optimality = opt_dropped / window_dropped` compares the
 strategy's drops on that same prefix: 1 when it drops no more than the optimum, below 1 when it
 drops more; above 1 only when it broke the bound on the prefix (it dropped fewer than any shedder
-that meets it).  Where the optimum is not proven (`opt_status` time_limit) `opt_dropped` is its
-lower bound and the ratio a lower bound.
+that meets it).  Where the optimum is not proven (`opt_status` node_limit or time_limit) `opt_dropped` is its
+lower bound and the ratio a lower bound; the status names the limit that stopped the solver before its
+proof: `node_limit` (the MILP's deterministic branch-and-bound budget) or `time_limit` (its clock).
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ COLUMNS = (
     Column("opt_goal", "string", "operator cells: the goal of the offline optimum, the cell's CHECK goal (avg: "
            "every prefix average of the kept tuples' queueing latency <= tau; max: every kept latency <= tau)",
            nullable=True, param=True, not_null_if=_OP),
-    Column("opt_status", "string", "operator cells: the offline optimum's status: optimal, time_limit (opt_dropped is "
-           "its lower bound), too_large or error (no optimum)", nullable=True, param=True, not_null_if=_OP),
+    Column("opt_status", "string", "operator cells: the offline optimum's status: optimal, node_limit or time_limit (the "
+           "solver stopped by its node budget or its clock before its proof: opt_dropped is its lower bound), "
+           "too_large or error (no optimum)", nullable=True, param=True, not_null_if=_OP),
     Column("stats", "string", "JSON: the strategy's own diagnostics (LAS: matrix pairs, corrections, "
            "warm start; ShedPart: pre-check values)"),
     Column("window", "int64", "the window's index (0, 1, ...)", "series", bounds=(0, None)),
@@ -107,17 +109,17 @@ METRICS = (
     Metric("opt_window", "tuples of the stream's prefix on which the offline optimum is computed and the drops "
            "compared (the first min(tuples, 200))", "tuples", None, (0, None), dtype="int64", not_null_if=_OP),
     Metric("opt_dropped", "the least drops any shedder could achieve offline on that prefix under the same bound "
-           "and goal (the proven optimum; its lower bound when opt_status is time_limit)", "tuples", None, (0, None),
-           dtype="int64", not_null_if=_OP + " and opt_status in ['optimal', 'time_limit']"),
+           "and goal (the proven optimum; its lower bound when opt_status is node_limit or time_limit)", "tuples", None, (0, None),
+           dtype="int64", not_null_if=_OP + " and opt_status in ['optimal', 'node_limit', 'time_limit']"),
     Metric("opt_gap", "relative gap of the offline optimum: (best drops found - opt_dropped) / kept (0: proven)", "",
-           False, (0, None), not_null_if=_OP + " and opt_status in ['optimal', 'time_limit']"),
+           False, (0, None), not_null_if=_OP + " and opt_status in ['optimal', 'node_limit', 'time_limit']"),
     Metric("window_dropped", "tuples the strategy dropped on that prefix", "tuples", False, (0, None),
            dtype="int64", not_null_if=_OP),
     Metric("drop_optimality", "opt_dropped / window_dropped: 1 when the strategy drops no more than the offline "
            "optimum on the prefix (also when both are 0), below 1 when it drops more; above 1 only when it broke the "
            "bound there; null when the optimum is unknown or the strategy dropped nothing where the optimum drops some",
            "", True, (0, None), headline=True, fmt="f3", label="drop opt",
-           not_null_if=_OP + " and opt_status in ['optimal', 'time_limit'] and (window_dropped > 0 or opt_dropped == 0)"),
+           not_null_if=_OP + " and opt_status in ['optimal', 'node_limit', 'time_limit'] and (window_dropped > 0 or opt_dropped == 0)"),
     Metric("effective_load", "kept work over the arrival span: sum of kept durations / (last - first arrival)",
            "", None, (0, None), not_null_if=_OP + " and tuples > 1"),
     # ---- partition summary (shedpart.spec.md 3.2)

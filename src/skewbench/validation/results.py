@@ -46,7 +46,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from skewbench import families as _families  # noqa: E402
 from skewbench.errors import SkewbenchError  # noqa: E402
-from skewbench.results import MANIFEST, TABLES, Column, Metric, read_results, schema  # noqa: E402
+from skewbench.results import MANIFEST, TABLES, Column, Metric, read_results, schema, write_validation  # noqa: E402
 
 __all__ = ["ResultsValidationReport", "build_series_suite", "build_summary_suite", "validate_results"]
 
@@ -285,7 +285,9 @@ def validate_results(path: str | os.PathLike, *, keep_dir: str | os.PathLike | N
     """Validate the results directory at ``path`` (see the module docstring for the rules).
 
     ``keep_dir``: write GE's own results there as ``validation-summary.json`` and
-    ``validation-series.json`` (created if needed), whatever the outcome.
+    ``validation-series.json`` (created if needed), whatever the outcome.  The outcome is recorded
+    in the results directory (:data:`skewbench.results.VALIDATION`, with the content's digest):
+    MLflow logging refuses results without a passed record of their present content.
     Raises :class:`SkewbenchError` if the directory is missing, incomplete or unreadable.
     """
     p = Path(path).absolute()
@@ -322,6 +324,7 @@ def validate_results(path: str | os.PathLike, *, keep_dir: str | os.PathLike | N
         for table in TABLES:
             (kd / f"validation-{table}.json").write_text(json.dumps(results[table], indent=2) + "\n")
 
+    write_validation(p, not found, len(found))  # what logging checks (skewbench.results.check_validated)
     return ResultsValidationReport(dataset=str(ds.get("name") or ""), success=not found, engine="pandas",
                                    failures=found, path=str(p), tuples=_count(ds.get("tuples")),
                                    ge_results=results)
