@@ -19,8 +19,12 @@ class ValidationFailed(SkewbenchError):
 
 
 #: a value longer than this (its text) is shown cut in an error message: its first and last
-#: characters and its length (:func:`shown`); the command line cuts any longer word of a message
+#: characters and its length (:func:`shown`)
 MAX_SHOWN = 80
+#: the command line's guard (:func:`short_message`) cuts only words longer than this: a path or a
+#: URL a message names stays whole (a user needs it to act), a value repeated from a 100 KB input
+#: does not
+MAX_WORD = 400
 _KEEP = 30
 
 
@@ -35,9 +39,9 @@ def shown(value: object, quote: bool = True) -> str:
 
 
 def short_message(message: str) -> str:
-    """A message with every word (run without white space) longer than :data:`MAX_SHOWN` cut as
+    """A message with every word (run without white space) longer than :data:`MAX_WORD` cut as
     :func:`shown` cuts a value: the command line's guard for values an error repeats from the
-    user's input."""
+    user's input that no :func:`shown` cut."""
     import re
 
-    return re.sub(r"\S{%d,}" % (MAX_SHOWN + 1), lambda m: shown(m.group(0), quote=False), str(message))
+    return re.sub(r"\S{%d,}" % (MAX_WORD + 1), lambda m: shown(m.group(0), quote=False), str(message))

@@ -22,6 +22,7 @@ import pytest
 
 from skewbench import livepage, nightly, tracking
 from skewbench.live import steps
+from skewbench.validation.results import validate_results  # GE before anything imports Airflow
 from tests.integration import airflow_env as af
 
 pytestmark = pytest.mark.airflow
@@ -202,6 +203,7 @@ def _simulated_night(env: dict[str, str], root: Path) -> Path:
     status = materialize(entry, Path(env["SKEWBENCH_STATE"]) / "datasets", engine="local")
     out = root / "night" / DATASET / "grouping"
     replay_to_dir(status["path"], grid(STRATEGIES, [2, 4], [2], [0]), out, ReplayConfig(window=1000))
+    assert validate_results(out).success  # as the nightly's validate step: only validated results are logged
     run_id = f"scheduled__{NIGHT}"
     tracking.log_run([out], tracking_uri=env["SKEWBENCH_TRACKING_URI"],
                      run_key=nightly.run_key("skewbench_nightly", run_id, "grouping"),

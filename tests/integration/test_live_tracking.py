@@ -20,6 +20,7 @@ from skewbench.datasets.contract import open_dataset
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir
+from skewbench.validation.results import validate_results
 from skewbench.live import steps
 from skewbench.live import tracking as lt
 
@@ -51,6 +52,7 @@ def _nights(tmp_path: Path, uri: str) -> dict:
     for night in NIGHTS:
         out = tmp_path / night[:10] / "grouping"
         replay_to_dir(ds, grid(["kg", "pkg"], [2, 4], [2], [0]), out, ReplayConfig(window=1000))
+        assert validate_results(out).success  # as the nightly's validate step: only validated results are logged
         run_id = f"scheduled__{night}"
         tracking.log_run([out], tracking_uri=uri, run_key=nightly.run_key("skewbench_nightly", run_id, "grouping"),
                          run_name=run_id, tags=night_tags(run_id, night))
