@@ -25,7 +25,8 @@ class _Main(clikit.Group):
     families (they import a family package, which this generic module never does), loaded by
     name when used, as the families' own commands are."""
 
-    LAZY = {"advise": "skewbench.advise.cli:command", "live": "skewbench.live.cli:command"}
+    LAZY = {"advise": "skewbench.advise.cli:command", "live": "skewbench.live.cli:command",
+            "live-windows": "skewbench.live.cli:windows_command"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))

@@ -81,7 +81,8 @@ BAD = [
     ({"grouping": ("x", "y")}, r"^unknown grouping strategies x, y; known: kg, "),
     ({"shedding": ("nope",)}, r"^unknown shedding strategy nope; known: las, bl, "),
     ({"shedding": ("las", "shedpart")}, rf"^shedder shedpart partitions a windowed aggregation; the live mode runs "
-                                        rf"the operator shedders \({OPERATOR_SHEDDERS}\)$"),
+                                        rf"the operator shedders \({OPERATOR_SHEDDERS}\); `skewbench live-windows` runs the "
+                                        rf"partition strategies' windows on Spark$"),
     ({"flink_address": "localhost"}, ADDRESS + "'localhost'$"),
     ({"flink_address": ":8081"}, ADDRESS + "':8081'$"),
     ({"flink_address": "host:0"}, ADDRESS + "'host:0'$"),
@@ -173,7 +174,7 @@ CLI_BAD = [
     (["--strategies", "none", *SPARK], r"no strategy to run: name grouping strategies or shedders"),
     (["--strategies", "none", "--shedders", "shedpart", *SPARK],
      rf"shedder shedpart partitions a windowed aggregation; the live mode runs the operator shedders "
-     rf"\({OPERATOR_SHEDDERS}\)"),
+     rf"\({OPERATOR_SHEDDERS}\); `skewbench live-windows` runs the partition strategies' windows on Spark"),
     (["--flink-address", "flinkhost"], r"--flink-address is HOST:PORT of a Flink REST endpoint, got 'flinkhost'"),
     (["--flink-address", "flinkhost:99999", *SPARK], r"--flink-address is HOST:PORT .*, got 'flinkhost:99999'"),
     (["--tuples", "200000", "--cost", "1000", "--workers", "1", *SPARK],

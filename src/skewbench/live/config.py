@@ -87,7 +87,8 @@ class LiveConfig:
         for name in self.shedding:
             if not is_operator_shedder(name):
                 raise SkewbenchError(f"shedder {name} partitions a windowed aggregation; the live mode runs the "
-                                     f"operator shedders ({', '.join(operator_shedders())})")
+                                     f"operator shedders ({', '.join(operator_shedders())}); `skewbench live-windows` "
+                                     f"runs the partition strategies' windows on Spark")
         if self.flink_address:
             host, _, port = self.flink_address.rpartition(":")
             # the job splits HOST:PORT at its colon and prefixes http://: a bare host name or IPv4 address
