@@ -14,15 +14,19 @@ from pathlib import Path
 
 class MlflowServer:
     """``mlflow server`` on ``127.0.0.1:port`` over the SQLite store ``db`` (its artifacts where the
-    runs put them); ``url`` is its UI."""
+    runs put them, new experiments' under ``artifact_root`` when given); ``url`` is its UI and its
+    tracking URI."""
 
-    def __init__(self, db: Path, port: int, log: Path):
+    def __init__(self, db: Path, port: int, log: Path, artifact_root: Path | None = None):
         self.db, self.port, self.log_path, self.proc = Path(db), port, Path(log), None
-        self.url = f"http://127.0.0.1:{port}"
+        self.artifact_root = artifact_root
+        self.url = self.uri = f"http://127.0.0.1:{port}"
 
     def start(self, timeout: float = 180.0) -> "MlflowServer":
         cmd = [str(Path(sys.executable).parent / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(self.port),
                "--backend-store-uri", f"sqlite:///{self.db}", "--workers", "1"]
+        if self.artifact_root is not None:
+            cmd += ["--default-artifact-root", Path(self.artifact_root).as_uri()]
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
                                      env={**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"})

@@ -4,13 +4,7 @@ logging fails fast with one clear line and logs nothing; once the server is up t
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -19,6 +13,7 @@ from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.engine import grid, replay_to_dir
 from tests.integration.airflow_env import free_port
+from tests.integration.mlflow_env import MlflowServer
 
 KEY = "skewbench_nightly/manual__2026-11-25/grouping"
 
@@ -34,43 +29,9 @@ def results(tmp_path_factory):
     return root / "res"
 
 
-class Server:
-    def __init__(self, root: Path, port: int):
-        self.root, self.port, self.proc = root, port, None
-        self.uri = f"http://127.0.0.1:{port}"
-
-    def start(self, timeout: float = 120.0) -> None:
-        cmd = [str(Path(sys.executable).parent / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(self.port),
-               "--backend-store-uri", f"sqlite:///{self.root}/mlflow.db",
-               "--default-artifact-root", (self.root / "artifacts").as_uri(), "--workers", "1"]
-        self.log = open(self.root / "server.log", "w")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
-                                     env={**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"})
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(self.uri + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.5)
-            assert self.proc.poll() is None, (self.root / "server.log").read_text()[-3000:]
-        raise AssertionError(f"mlflow server not up in {timeout} s")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-            self.log.close()
-
-
 @pytest.fixture
 def server(tmp_path):
-    s = Server(tmp_path, free_port())
+    s = MlflowServer(tmp_path / "mlflow.db", free_port(), tmp_path / "server.log", tmp_path / "artifacts")
     yield s
     s.stop()
 
