@@ -163,7 +163,14 @@ docs: $(READY)
 # check, the long conformance and end-to-end cases); make test skips exactly these
 reproduce: export SKEWBENCH_FLINK_PYTHON := $(FLINK_PYTHON)
 reproduce: $(READY) bytecode $(FLINK_STAMP) | browser
-	SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q $(XDIST) $(DURATIONS) -m "reproduction or slow" $(PYTEST_ARGS) tests
+	@# two runs: the checks on both cores, then the timing checks (measured engine time against
+	@# predictions) alone, with nothing beside them; both always run, the first failure's status is
+	@# make's (5, nothing selected by PYTEST_ARGS, is not a failure)
+	@rc=0; SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q $(XDIST) $(DURATIONS) -m "(reproduction or slow) and not timing" $(PYTEST_ARGS) tests || rc=$$?; \
+	  [ $$rc -eq 5 ] && rc=0; \
+	  echo "the timing checks alone (measured engine time against predictions, nothing else running)"; \
+	  SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q $(DURATIONS) -m "timing" $(PYTEST_ARGS) tests || { r=$$?; [ $$r -eq 5 ] || [ $$rc -ne 0 ] || rc=$$r; }; \
+	  exit $$rc
 
 # the deployed stack (docs/deploy.md): Debian's Docker engine, docker-compose 1.29 and mmdebstrap
 # when missing; images built with no registry (bases from Debian's packages when the public ones

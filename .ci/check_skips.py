@@ -36,7 +36,8 @@ def read_rules(path: Path) -> list[tuple[str, re.Pattern, str]]:
 
 
 def skips(log: str) -> tuple[list[tuple[str, str]], int | None]:
-    """The (test, reason) lines of the section, and the skip count of pytest's final line (None: none)."""
+    """The (test, reason) lines of the sections, and the skip count of pytest's final lines, summed
+    over the stage's pytest runs (None: no final line)."""
     found = []
     count = None
     for line in log.splitlines():
@@ -44,8 +45,8 @@ def skips(log: str) -> tuple[list[tuple[str, str]], int | None]:
             test, _, reason = line[len(PREFIX):].partition(SEP)
             found.append((test.strip(), reason.strip()))
         elif TOTALS.search(line) and " in " in line:
-            m = re.search(r"\b(\d+) skipped\b", line)
-            count = int(m.group(1)) if m else 0
+            m = re.search(r"\b(\d+) skipped\b", line)  # a stage may run pytest more than once: summed
+            count = (count or 0) + (int(m.group(1)) if m else 0)
     return found, count
 
 

@@ -45,6 +45,7 @@ MUST_FAIL = [
 
 def pytest_log(tmp_path: Path, reason: str) -> Path:
     """A real pytest run (with the project's skip report) whose two tests skip with ``reason``."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "test_x.py").write_text(f"REASON = {reason!r}\n" + TESTS)
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.skip_report",
                         "--rootdir", str(tmp_path), str(tmp_path / "test_x.py")],
@@ -96,6 +97,20 @@ def test_a_log_whose_skip_list_is_missing_fails(tmp_path):
     cut.write_text("\n".join(ln for ln in log.read_text().splitlines() if not ln.startswith("SKIP ")) + "\n")
     p = check("make-test", cut)
     assert p.returncode == 1 and "pytest counted 2 skipped but 0 are listed" in p.stdout, p.stdout
+
+
+def test_a_stage_of_two_pytest_runs_sums_their_skips(tmp_path):
+    """make reproduce runs pytest twice (the timing checks alone after the rest): the skips of both
+    runs are listed and counted; one run's list cut is still caught."""
+    one = pytest_log(tmp_path / "a", "deploy: run with make deploy-test (needs Docker, about 11 min)").read_text()
+    two = pytest_log(tmp_path / "b", "deploy: run with make deploy-test (needs Docker, about 11 min)").read_text()
+    both = tmp_path / "both.log"
+    both.write_text(one + "the timing checks alone\n" + two)
+    p = check("reproduce", both)
+    assert p.returncode == 0 and p.stdout.splitlines()[0] == "reproduce: 4 skipped test(s)", p.stdout
+    both.write_text(one + "\n".join(ln for ln in two.splitlines() if not ln.startswith("SKIP ")) + "\n")
+    p = check("reproduce", both)
+    assert p.returncode == 1 and "pytest counted 4 skipped but 2 are listed" in p.stdout, p.stdout
 
 
 def test_the_reviewed_list_is_short_and_says_why():
