@@ -128,7 +128,11 @@ def test_measured_throughput_and_p99_are_the_predicted(run):
 
 def test_flinks_rest_metrics_were_sampled(run):
     """Per phase, the work vertex's per-subtask busy, idle and back-pressured time and records in,
-    as Flink last reported them while the job ran: never more records than the subtask ran."""
+    as Flink last reported them while the job ran: never more records than the subtask ran.  A
+    phase here lasts 0.3-0.6 s, two or three of Flink's 200 ms metric refreshes: on a loaded machine
+    a phase's last sample may still show no record in (CI saw all four subtasks at 0 once), so
+    records reported are required of the run, not of every phase."""
+    reported = 0.0
     for r in run.rows:
         m = r["flink_metrics"]
         assert m["samples"] > 0, r["strategy"]
@@ -136,7 +140,8 @@ def test_flinks_rest_metrics_were_sampled(run):
         work = m["work"]
         assert all(len(work[k]) == P for k in ("busy_ms", "idle_ms", "backpressured_ms", "records_in"))
         assert all(v is not None and 0 <= v <= n for v, n in zip(work["records_in"], r["subtask_records"]))
-        assert sum(work["records_in"]) > 0
+        reported += sum(work["records_in"])
+    assert reported > 0
 
 
 def test_a_failed_job_is_one_line_naming_its_log(flink_env, dataset, root, state):
