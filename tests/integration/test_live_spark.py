@@ -71,6 +71,8 @@ def test_every_phase_ran_the_strategys_loads(spark_run, dataset):
     assert len({tuple(r["subtask_records"]) for r in routed.values()}) == len(STRATEGIES)  # the loads tell them apart
 
 
+@pytest.mark.slow  # timing: make reproduce runs it alone, with nothing beside it (the routing checks stay in make test)
+@pytest.mark.timing
 def test_measured_throughput_is_the_predicted(spark_run):
     result = live_json(spark_run[0])
     assert_ratios(result["rows"], "throughput_ratio", THROUGHPUT_MEDIAN, THROUGHPUT_EACH, result["overheads"])
