@@ -81,14 +81,11 @@ def point_label(row: Mapping[str, Any]) -> str:
 
 def _strategy_colours(rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """A colour per strategy, in the strategy tables' order (stable across pages and runs)."""
-    from skewbench import registry
+    from skewbench import families, registry
 
     order: list[str] = []
-    for fam in ("grouping", "shedding"):
-        try:
-            order += registry.names(fam)
-        except Exception:  # noqa: BLE001 - a family not installed: its strategies sort last
-            pass
+    for fam in families.families():  # every registered family's table, in registration order
+        order += registry.names(fam)
     names = sorted({str(r["strategy"]) for r in rows},
                    key=lambda s: (order.index(s) if s in order else len(order), s))
     return {s: c for s, (c, _) in colors(names).items()}
