@@ -84,16 +84,17 @@ BUILTIN: dict[str, Family] = {
 }
 
 
-def _entry_points(group: str) -> list[Any]:
-    from importlib.metadata import entry_points
+def entry_points(group: str) -> list[Any]:
+    """The installed packages' entry points of ``group``, by name (read anew on every call)."""
+    from importlib.metadata import entry_points as installed
 
-    return sorted(entry_points(group=group), key=lambda e: e.name)
+    return sorted(installed(group=group), key=lambda e: e.name)
 
 
 @lru_cache(maxsize=None)
 def _families() -> dict[str, Family]:
     out = dict(BUILTIN)
-    for ep in _entry_points(ENTRY_POINT_GROUP):
+    for ep in entry_points(ENTRY_POINT_GROUP):
         if ep.name in out:
             continue  # a built-in name cannot be taken over
         out[ep.name] = Family(ep.name, ep.value.strip())

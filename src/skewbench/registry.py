@@ -10,6 +10,11 @@ outside this repository adds strategies through the Python entry point group
 Tables are read lazily and a class is imported only when it is first asked for.  A strategy
 class has a ``name`` (its table key), a one-line ``description``, ``defaults`` (every parameter
 with its default value) and ``param_docs`` (every parameter with a one-sentence description).
+
+Whatever else a tool needs to know per strategy is a class attribute of the strategy too (for
+example ``exercise``, the parameter sets the conformance test runs besides the defaults, and
+``bench_target``, the benchmark's target ratio): a tool reads it for every strategy of a family
+with :func:`per_strategy`, so no list outside the strategy's module names it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import numbers
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -29,7 +35,7 @@ ENTRY_POINT_GROUP = "skewbench.strategies"
 @lru_cache(maxsize=None)
 def _outside() -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
-    for ep in _families._entry_points(ENTRY_POINT_GROUP):
+    for ep in _families.entry_points(ENTRY_POINT_GROUP):
         family, dot, name = ep.name.partition(".")
         if not dot or not name:
             continue  # not <family>.<strategy>: ignored
@@ -99,6 +105,14 @@ def describe(family: str, name: str) -> dict[str, Any]:
                        for k, v in (getattr(cls, "defaults", {}) or {}).items()]}
 
 
+def per_strategy(family: str, attribute: str, default: Any = None) -> dict[str, Any]:
+    """name -> the class attribute ``attribute`` of every strategy of ``family`` (``default`` for a
+    class without it), in :func:`names`' order; loads every strategy class of the family.  The
+    lists of strategies that tools keep (the conformance test's parameter sets, the benchmark's
+    rows, the ahead-of-time build's replays) are derived from it."""
+    return {name: getattr(get(family, name), attribute, default) for name in names(family)}
+
+
 def refresh() -> None:
     """Forget cached entry points and tables (after installing a plugin in this process)."""
     _families.refresh()
@@ -119,6 +133,13 @@ class ParamStrategy:
     extension: ClassVar[bool] = False
     defaults: ClassVar[dict[str, Any]] = {}
     param_docs: ClassVar[dict[str, str]] = {}
+    #: parameter sets the conformance test (tests/integration/test_conformance.py) runs besides
+    #: the defaults in its split check, each one that reaches state the defaults do not on the
+    #: test's small dataset (the test requires each to behave differently from the defaults)
+    exercise: ClassVar[list[dict[str, Any]]] = []
+    #: the family benchmark's target for the strategy's kernel (its time over the baseline's, at
+    #: most this); None: the benchmark reports no row for it (benchmarks/bench_grouping.py)
+    bench_target: ClassVar[float | None] = None
 
     def __init__(self, **params: Any):
         unknown = set(params) - set(self.defaults)
@@ -133,20 +154,30 @@ class ParamStrategy:
 
     def _number(self, key: str, lo: float | None = None, hi: float | None = None, integer: bool = False,
                 open_lo: bool = False) -> None:
-        v = self.params[key]
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and not (isinstance(v, float) and math.isnan(v))
-        if ok and integer:
-            ok = float(v).is_integer()
-        if ok and lo is not None:
-            ok = v > lo if open_lo else v >= lo
-        if ok and hi is not None:
-            ok = v <= hi
-        if not ok:
-            rng = f"{'(' if open_lo else '['}{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
-            raise SkewbenchError(f"{self.name}: parameter {key} must be {'an integer' if integer else 'a number'} "
-                                 f"in {rng}, got {shown(v)}")
+        """Parameter ``key`` is a number in range (infinities allowed): :func:`check_number`."""
+        check_number(f"{self.name}: parameter {key}", self.params[key], lo, hi, integer=integer, low_open=open_lo,
+                     finite=False)
 
     def _choice(self, key: str, choices: tuple[Any, ...]) -> None:
         if self.params[key] not in choices:
             raise SkewbenchError(f"{self.name}: parameter {key} must be one of {list(choices)}, "
                                  f"got {shown(self.params[key])}")
+
+
+def check_number(name: str, value: Any, low: float | None = None, high: float | None = None,
+                 integer: bool = False, low_open: bool = False, finite: bool = True) -> None:
+    """Raise a clear :class:`SkewbenchError` (``NAME must be a number in [LOW, HIGH], got
+    VALUE``) unless ``value`` is a real number (a bool is not; numpy's numbers are), not NaN,
+    finite unless ``finite=False``, integral if ``integer``, and at least ``low`` (above it if
+    ``low_open``) and at most ``high`` (``None``: no bound)."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if ok:
+        v = float(value)
+        ok = (math.isfinite(v) if finite else not math.isnan(v)) and (not integer or v.is_integer())
+    if ok and low is not None:
+        ok = value > low if low_open else value >= low
+    if ok and high is not None:
+        ok = value <= high
+    if not ok:
+        rng = f"{'(' if low_open else '['}{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
+        raise SkewbenchError(f"{name} must be {'an integer' if integer else 'a number'} in {rng}, got {shown(value)}")

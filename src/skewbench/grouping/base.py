@@ -16,15 +16,15 @@ family's table, :data:`skewbench.grouping.STRATEGIES` (``docs/extending.md``).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from skewbench.jit import njit
 
-from skewbench.errors import SkewbenchError, shown
+from skewbench.errors import SkewbenchError
 from skewbench.hashing import mix64
+from skewbench.registry import check_number  # the strategies' parameter checks (one message for every family)
 from skewbench.simulation import WorkerModel
 
 __all__ = ["Batch", "Strategy", "WorkerModel", "batch_arrays", "check_number", "hash_choice", "hash_choice_py",
@@ -81,6 +81,27 @@ class Strategy:
     #: (:mod:`skewbench.grouping.optimum`): ``"whole"`` (every key on one worker), ``"two"`` (each
     #: key split over its two hash choices F_1, F_2 under the cell's seed), ``"any"`` (anywhere)
     relaxation: ClassVar[str] = "any"
+
+    # what tools derive from the registry (:func:`skewbench.registry.per_strategy`) instead of
+    # keeping lists of strategies; a subclass inherits them like any class attribute
+    #: parameter sets the conformance test (tests/integration/test_conformance.py) runs besides
+    #: the defaults in its batch and per-source checks: each must route its 6,000-tuple stream
+    #: differently from the defaults somewhere (a short learning phase, another mode)
+    exercise: ClassVar[list[dict[str, Any]]] = []
+    #: the kernel benchmark's target (benchmarks/bench_grouping.py): routing 10^7 Zipf tuples on
+    #: one core takes at most this many times a vectorised numpy hash pass; None: no row
+    bench_target: ClassVar[float | None] = None
+    #: further rows of the kernel benchmark, reported without a target: label -> parameters (the
+    #: row is labelled ``"<name> (<label>)"``)
+    bench_variants: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: (workers, sources, parameters) of the engine's comparison with its plain-Python reference
+    #: (tests/integration/test_engine.py); a single-scheduler strategy runs it with one source
+    engine_case: ClassVar[tuple[int, int, dict[str, Any]]] = (5, 2, {})
+    #: parameter settings (``"param=value"``, a list of values allowed) the ahead-of-time build
+    #: (``python -m skewbench.aot``) gives the strategy in its replays of each dataset (dataset ->
+    #: settings, :data:`skewbench.grouping.cli.AOT_REPLAYS`), when its defaults leave some of its
+    #: kernels' argument types uncalled on those small datasets
+    aot_params: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def __init__(self, workers: int, sources: int = 1, seed: int = 0,
                  worker_model: WorkerModel | None = None, **params: Any):
@@ -179,17 +200,3 @@ def hash_choice_py(key: int, seed_i: int, n: int) -> int:
 
     h = mix64_py((key & 0xFFFFFFFFFFFFFFFF) ^ seed_i)
     return ((h >> 32) * n) >> 32
-
-
-def check_number(name: str, value: Any, low: float | None = None, high: float | None = None,
-                 integer: bool = False, low_open: bool = False) -> None:
-    """Raise a clear :class:`SkewbenchError` unless ``value`` is a number in range."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    ok = ok and math.isfinite(float(value)) and (not integer or float(value).is_integer())
-    if ok and low is not None:
-        ok = value > low if low_open else value >= low
-    if ok and high is not None:
-        ok = value <= high
-    if not ok:
-        rng = f"{'(' if low_open else '['}{low}, {high if high is not None else 'inf'}]"
-        raise SkewbenchError(f"{name} must be {'an integer' if integer else 'a number'} in {rng}, got {shown(value)}")
