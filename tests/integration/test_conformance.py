@@ -5,11 +5,12 @@ The cases are every ``(family, strategy)`` pair that :func:`skewbench.families.f
 in a family's ``STRATEGIES`` table, a strategy added through an entry point or a new family is
 covered without editing this module.
 
-How a family's strategies are exercised is stated in one place, :data:`DRIVERS`: a
+How a family's strategies are exercised is stated in :data:`DRIVERS`: a
 :class:`Driver` per built-in family, keyed by the family's name, with the module fixture that
-holds the family's small dataset, the options of its ``skewbench replay <family>`` command, its
-split check and the parameter sets (``exercise``) that reach more of a strategy's state than its
-defaults do on that dataset.  Any other family (one installed from outside, such as
+holds the family's small dataset, the options of its ``skewbench replay <family>`` command and its
+split check.  The parameter sets that reach more of a strategy's state than its defaults do on
+that dataset are the strategy's own: its class attribute ``exercise`` (a list of parameter dicts;
+none when the class has no such attribute), so a strategy's module holds them, not this test.  Any other family (one installed from outside, such as
 ``tests/plugins/toyfam``) gets :data:`GENERIC`: the Zipf stream and the command's own defaults.
 The test functions look the driver up; only the grouping branch of check 1 and check 4, which
 drive the grouping ``Strategy`` interface, name a family.  Checks:
@@ -58,9 +59,8 @@ Every family gets checks 1, 2, 5 and 6 (:data:`GENERIC` included: the toy family
 module, in a process that finds it, is ``test_an_outside_family_gets_the_generic_driver``, marked
 ``slow`` for its 10-20 s); the built-in ones check 3 too.  Only a single strategy may be left out
 of a check, with a reason that names it (today: osg and fk, single schedulers, in check 4).
-Besides the defaults, checks 3 and 4 run the parameter sets of the driver's ``exercise`` table;
-each must behave differently from the defaults somewhere, and a name missing from the table is
-ignored there.
+Besides the defaults, checks 3 and 4 run the parameter sets of the strategy's ``exercise``; each
+must behave differently from the defaults somewhere.
 """
 
 from __future__ import annotations
@@ -476,8 +476,6 @@ class Driver:
     replay_args: tuple[str, ...] = ()
     #: check 3: ``splits(name, params, dataset path)`` asserts; returns what it computed
     splits: Callable[[str, dict[str, Any], Path], list[Any]] | None = None
-    #: parameter sets run besides the defaults in checks 3 and 4 (they exercise more state)
-    exercise: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: what every summary row of a replay of the dataset holds: column -> value
     rows: dict[str, Any] = field(default_factory=dict)
     #: check 6: options of the second of the two replays of a strategy alone (they override
@@ -485,49 +483,16 @@ class Driver:
     rerun_args: tuple[str, ...] = ()
 
 
-_SHEDPART_EXERCISE = [{"precheck": 37.0}, {"mode": "paper", "threshold_g": 5}]  # some windows skipped; Count-Min
 DRIVERS: dict[str, Driver] = {
     "grouping": Driver(
         "dataset", ("--workers", "3,8", "--sources", "2", "--window", "500", "--provisioning", "100"),
-        _grouping_batches,
-        {
-            "osg": [{"window": 64}, {"window": 32, "mu": float("inf"), "latency": 3.0, "variant": "literal"}],
-            "fk": [{"variant": "osg"}, {"semantics": "wl"}],
-            "dc": [{"refresh": 1}, {"mode": "authors", "warmup": 50, "capacity": 8}],
-            "wc": [{"capacity": 4, "theta": 0.01}],
-            "rr": [{"theta": 0.02, "warmup": 10}],
-            "fixed-d": [{"d": 5, "refresh": 1}],
-            # the defaults' windows and learning phases (10^5 tuples) outlast the 6,000-tuple stream
-            "dkg": [{"learn": 300}, {"learn": 40, "theta": 0.05, "mu": 1, "ef": 1.0}],
-            "cm": [{"window": 64}],
-            "am": [{"window": 64}],
-            "cam": [{"window": 64}],
-            "chwbl": [{"accounting": "window", "window": 50}, {"accounting": "key", "window": 200},
-                      {"factor": 100, "vnodes": 3}],
-            "salt": [{"merge_window": 500, "draw": "rr", "place": "offset", "theta": 0.02},
-                     {"selector": "all", "salts": 3, "draw": "hashed", "merge_window": 64}],
-            # PyFlink's key_by (the key in a one-field Row), on a long and on a string key
-            "flink": [{"api": "pyflink"}, {"api": "pyflink", "key_format": "string", "max_parallelism": 1000}],
-        },
-        {"tuples": M}),
+        _grouping_batches, {"tuples": M}),
     "shedding": Driver(
         "shedding_stream", ("--provisioning", "75,110", "--workers", "2,5", "--window", "500"),
-        _shedding_prefixes,
-        {
-            # matrices shipped every few dozen executions, a cold start in NOP; the ablations
-            "las": [{"window": 64, "warm": False}, {"window": 128, "literal_sync": True, "goal": "max"}],
-            "sm": [{"goal": "max"}],
-            "fk": [{"goal": "max"}],
-            **{n: _SHEDPART_EXERCISE for n in ("shedpart", "shedpart-ee", "shedpart-pkg", "shedpart-shuffle")},
-        },
-        {"tuples": SHED_M}),
+        _shedding_prefixes, {"tuples": SHED_M}),
     "allocation": Driver(
         "job_graphs", ("--min-time", "0", "--chunk", "4"),
-        _allocation_instances,
-        {"td": [{"k0": "push", "second": "first", "retry": True}], "storm": [{"kuse": "all"}],
-         "flink-fg": [{"mode": "spread"}], "k8s-least": [{"order": "random"}],
-         "heron-ffd": [{"padding": 10.0, "max_instances": 3}]},
-        {"instances": 7}, ("--chunk", "1")),
+        _allocation_instances, {"instances": 7}, ("--chunk", "1")),
 }
 #: any other family: its command's defaults on the Zipf stream, checks 1, 2, 5 and 6
 GENERIC = Driver()
@@ -537,8 +502,9 @@ def _driver(family: str) -> Driver:
     return DRIVERS.get(family, GENERIC)
 
 
-def _param_sets(family: str, name: str) -> list[dict[str, Any]]:
-    return [{}] + _driver(family).exercise.get(name, [])
+def param_sets(family: str, name: str) -> list[dict[str, Any]]:
+    """The defaults, then the strategy's own ``exercise`` sets (see the module docstring)."""
+    return [{}] + list(getattr(registry.get(family, name), "exercise", []))
 
 
 def _replay(family: str, dataset: Path, names: list[str], out: Path, *extra: str) -> Path:
@@ -658,7 +624,7 @@ def test_split_invariance(family, name, request):
     driver = _driver(family)
     dataset = request.getfixturevalue(driver.dataset)
     base = None
-    for params in _param_sets(family, name):
+    for params in param_sets(family, name):
         got = driver.splits(name, params, dataset)
         assert got, f"{family}/{name} {params}: the split check computed nothing"
         if not params:
@@ -677,7 +643,7 @@ def test_per_source_feeding(family, name, stream):
         pytest.skip(f"{name} has a single scheduler (single_source): it always runs with one source")
     seq = stream[0]
     rng = np.random.default_rng(77)
-    for params in _param_sets(family, name):
+    for params in param_sets(family, name):
         for n, s in MULTI_SOURCE:
             whole = cls(n, s, 5, **params).route(_batch(stream, slice(0, M)))
             orders = {"ascending": list(range(s)), "descending": list(range(s))[::-1],

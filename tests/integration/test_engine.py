@@ -36,16 +36,16 @@ def _rows(path):
     return list(zip(t["seq"], t["ts"], t["key"], t["cost"]))
 
 
-CASES = [("kg", 5, 3, {}), ("sg", 4, 3, {}), ("pkg", 7, 2, {}), ("wc", 6, 3, {}), ("dc", 10, 2, {"refresh": 1}),
-         ("rr", 5, 1, {}), ("fixed-d", 8, 3, {"d": 3}), ("osg", 5, 1, {"window": 64}), ("fk", 5, 1, {}),
-         ("kafka", 5, 3, {}), ("flink", 7, 2, {"key_format": "string"}), ("spark-hash", 5, 2, {}),
-         ("spark-sql", 6, 3, {}), ("chwbl", 6, 3, {}), ("local-global", 5, 2, {"batch": 50}),
-         ("salt", 6, 3, {"merge_window": 500}), ("dkg", 5, 2, {"learn": 300}), ("cm", 5, 3, {"window": 200}),
-         ("am", 6, 2, {"window": 200}), ("cam", 5, 3, {"window": 200})]
+def engine_cases() -> list[tuple[str, int, int, dict]]:
+    """(strategy, workers, sources, parameters) of every grouping strategy: its ``engine_case``
+    (:attr:`skewbench.grouping.base.Strategy.engine_case`), one source for a single scheduler."""
+    out = []
+    for name, (n, s, params) in registry.per_strategy("grouping", "engine_case").items():
+        out.append((name, n, 1 if registry.get("grouping", name).single_source else s, params))
+    return out
 
 
-def test_the_reference_cases_cover_every_grouping_strategy():
-    assert sorted({c[0] for c in CASES}) == sorted(registry.names("grouping"))
+CASES = engine_cases()
 
 
 @pytest.mark.parametrize("strategy,n,s,params", CASES)

@@ -244,6 +244,11 @@ class CardinalityAware(Strategy):
 
     defaults: dict[str, Any] = {"window": 100_000}
     param_docs: dict[str, str] = dict(_DOCS)
+    # the default window (10^5 tuples) outlasts the conformance test's 6,000-tuple stream
+    exercise = [{"window": 64}]
+    bench_target = 20
+    engine_case = (5, 3, {"window": 200})
+    aot_params = {"zipf": ("window=500",)}
     relaxation = "two"
     seeded = True
     # measured (10^7 Zipf(1.0) tuples over 10^4 keys, n = s = 5, defaults, blocks of 2^20, one
@@ -346,6 +351,7 @@ class AM(CardinalityAware):
     name = "am"
     description = ("AM: a key sticks to the candidate holding it in the source's window, else "
                    "the one with fewer distinct keys (ties to F_2)")
+    engine_case = (6, 2, {"window": 200})
     _variant = _AM
 
 

@@ -420,6 +420,11 @@ class CHWBL(Strategy):
                    "of 'window' (0 means 100 n) or the tumbling key expiry window of 'key' (0 "
                    "means no expiry); it is unused by 'request'."),
     }
+    exercise = [{"accounting": "window", "window": 50}, {"accounting": "key", "window": 200},
+                {"factor": 100, "vnodes": 3}]
+    bench_target = 10
+    engine_case = (6, 3, {})
+    aot_params = {"zipf": ("accounting=request,window,key",)}
     relaxation = "any"
     seeded = True
     route_cost = 0.4

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from skewbench import clikit
+from skewbench import clikit, registry
 from skewbench.errors import SkewbenchError
 from skewbench.grouping import DEFAULT_STRATEGIES
 
@@ -34,21 +34,37 @@ def _window(window: str | None) -> tuple[int | None, float | None]:
         raise SkewbenchError(f"--window takes N (tuples) or Ns (seconds), got '{window}'") from None
 
 
-#: replays of every grouping strategy whose kernel calls ``python -m skewbench.aot`` compiles
-#: ahead of time: (dataset, further arguments); "zipf" has no cost column, "costs" has one and
-#: Poisson arrivals, "numeric" is a trace of int64 keys (skewbench.aot builds the three); short
-#: learning phases and windows reach the kernels a strategy calls after them
-AOT_REPLAYS = (
-    ("zipf", ("--workers", "5,50", "--sources", "1,5", "--param", "dkg.learn=500", "--param", "cm.window=500",
-              "--param", "am.window=500", "--param", "cam.window=500", "--param", "salt.merge_window=1000",
-              "--param", "chwbl.accounting=request,window,key")),
-    ("numeric", ("--workers", "5", "--sources", "2", "--metrics", "balance", "--param", "flink.key_format=long,string",
-                 "--param", "kafka.key_format=long,string", "--param", "spark-hash.key_format=long,string",
-                 "--param", "spark-sql.key_format=long,string")),
+#: the replays of every grouping strategy whose kernel calls ``python -m skewbench.aot`` compiles
+#: ahead of time, before the strategies' own parameter settings: (dataset, further arguments);
+#: "zipf" has no cost column, "costs" has one and Poisson arrivals, "numeric" is a trace of int64
+#: keys (skewbench.aot builds the three)
+AOT_BASE = (
+    ("zipf", ("--workers", "5,50", "--sources", "1,5")),
+    ("numeric", ("--workers", "5", "--sources", "2", "--metrics", "balance")),
     ("costs", ("--workers", "5", "--sources", "1", "--provisioning", "100")),
     ("costs", ("--workers", "5", "--sources", "2", "--window", "0.5s",
                "--worker-speed", "0:1.1,1,1,1,0.9;5000:0.9,1,1,1,1.1")),
 )
+
+
+def aot_replays() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """:data:`AOT_BASE`, each replay with the ``--param`` settings every strategy asks for on its
+    dataset (:attr:`skewbench.grouping.base.Strategy.aot_params`: short learning phases and
+    windows reach the kernels a strategy calls after them), strategies in the registry's order."""
+    wanted = registry.per_strategy("grouping", "aot_params", {})
+    out = []
+    for dataset, args in AOT_BASE:
+        params = [f"{name}.{setting}" for name, by_dataset in wanted.items() for setting in by_dataset.get(dataset, ())]
+        out.append((dataset, args + tuple(a for p in params for a in ("--param", p))))
+    return tuple(out)
+
+
+def __getattr__(name: str) -> object:
+    """``AOT_REPLAYS`` (what :mod:`skewbench.aot` reads of every family's ``cli``) is
+    :func:`aot_replays`, derived when asked for: it loads every strategy class."""
+    if name == "AOT_REPLAYS":
+        return aot_replays()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @click.command("grouping")

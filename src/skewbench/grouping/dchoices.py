@@ -701,6 +701,8 @@ class KG(_Routed):
     description = "key grouping: every key to F_1(key) (hashing)"
     defaults: dict[str, Any] = {}
     param_docs: dict[str, str] = {}
+    bench_target = 3
+    engine_case = (5, 3, {})
 
     def _setup(self) -> None:
         super()._setup()
@@ -717,6 +719,8 @@ class SG(_Routed):
     description = "shuffle grouping: per-source round robin over the workers, from worker 0"
     defaults: dict[str, Any] = {}
     param_docs: dict[str, str] = {}
+    bench_target = 3
+    engine_case = (4, 3, {})
     seeded = False
 
     def _setup(self) -> None:
@@ -734,6 +738,8 @@ class PKG(_Routed):
     description = "partial key grouping: least locally loaded of F_1(key), F_2(key)"
     defaults: dict[str, Any] = {}
     param_docs: dict[str, str] = {}
+    bench_target = 10
+    engine_case = (7, 2, {})
 
     def _setup(self) -> None:
         super()._setup()
@@ -929,6 +935,9 @@ class DC(HeadAware):
                    "d from FindOptimalChoices; tail PKG")
     defaults = dict(_HEAD_DEFAULTS)
     param_docs = dict(_HEAD_DOCS)
+    exercise = [{"refresh": 1}, {"mode": "authors", "warmup": 50, "capacity": 8}]
+    bench_target = 20
+    engine_case = (10, 2, {"refresh": 1})
     _variant = _DC
 
 
@@ -937,6 +946,9 @@ class WC(HeadAware):
     description = "W-Choices: head keys on the least locally loaded of all workers; tail PKG"
     defaults = dict(_HEAD_DEFAULTS)
     param_docs = {**_HEAD_DOCS, **_NO_FOC_DOCS}
+    exercise = [{"capacity": 4, "theta": 0.01}]
+    bench_target = 20
+    engine_case = (6, 3, {})
     _variant = _WC
 
 
@@ -945,6 +957,9 @@ class RR(HeadAware):
     description = "Round-Robin head: head keys dealt round robin per source; tail PKG"
     defaults = dict(_HEAD_DEFAULTS)
     param_docs = {**_HEAD_DOCS, **_NO_FOC_DOCS}
+    exercise = [{"theta": 0.02, "warmup": 10}]
+    bench_target = 20
+    engine_case = (5, 1, {})
     _variant = _RR
 
 
@@ -959,6 +974,9 @@ class FixedD(HeadAware):
               "pkg when n > 2, 1 sends head keys where kg would, and d >= n scans all workers "
               "like wc (spec 2.9)."),
     }
+    exercise = [{"d": 5, "refresh": 1}]
+    bench_target = None  # no kernel row: the rows of dc, wc and rr time the head-aware kernel
+    engine_case = (8, 3, {"d": 3})
     _variant = _FIXED
 
     def _fixed_d(self) -> int:

@@ -366,6 +366,11 @@ class DKG(Strategy):
                "has ceil(ef / theta) counters, i.e. epsilon = theta / ef (default 2.0, the "
                "published code's value)."),
     }
+    # the default learning phase (10^5 tuples) outlasts the conformance test's 6,000-tuple stream
+    exercise = [{"learn": 300}, {"learn": 40, "theta": 0.05, "mu": 1, "ef": 1.0}]
+    bench_target = 20
+    engine_case = (5, 2, {"learn": 300})
+    aot_params = {"zipf": ("learn=500",)}
     seeded = True
     relaxation = "whole"
     #: measured: 10^7 Zipf(1.0) tuples over 10^4 keys, n = s = 5, defaults, blocks of 2^20:

@@ -778,6 +778,9 @@ class _Engine(_Routed):
     relaxation = "whole"
     seeded = False
     uses_key_values = True
+    # every engine hashes a key as a long or as its text: both are timed and compiled ahead of time
+    bench_variants = {"string": {"key_format": "string"}}
+    aot_params = {"numeric": ("key_format=long,string",)}
     _engine = -1
 
     def _setup(self) -> None:
@@ -813,6 +816,8 @@ class Kafka(_Engine):
     description = "Kafka's default partitioner: toPositive(murmur2(serialised key)) mod n"
     defaults: dict[str, Any] = {"key_format": "long"}
     param_docs = {"key_format": _FORMAT_DOC}
+    bench_target = 2
+    engine_case = (5, 3, {})
     route_cost = 0.15
     _engine = _KAFKA
 
@@ -830,6 +835,10 @@ class Flink(_Engine):
                 "the key's own hashCode; 'pyflink' is PyFlink's key_by, which wraps the key in a "
                 "one-field Row whose hashCode is 62 + the key's (32-bit)."),
     }
+    # PyFlink's key_by (the key in a one-field Row), on a long and on a string key
+    exercise = [{"api": "pyflink"}, {"api": "pyflink", "key_format": "string", "max_parallelism": 1000}]
+    bench_target = 2
+    engine_case = (7, 2, {"key_format": "string"})
     route_cost = 0.2
     _engine = _FLINK
 
@@ -861,6 +870,8 @@ class SparkHash(_Engine):
     description = "Spark RDD HashPartitioner: nonNegativeMod(Java hashCode of the key, n)"
     defaults: dict[str, Any] = {"key_format": "long"}
     param_docs = {"key_format": _FORMAT_DOC}
+    bench_target = 2
+    engine_case = (5, 2, {})
     route_cost = 0.1
     _engine = _RDD
 
@@ -870,5 +881,7 @@ class SparkSQL(_Engine):
     description = "Spark SQL shuffle: pmod(Murmur3 x86_32 hash of the key column with seed 42, n)"
     defaults: dict[str, Any] = {"key_format": "long"}
     param_docs = {"key_format": _FORMAT_DOC}
+    bench_target = 2
+    engine_case = (6, 3, {})
     route_cost = 0.2
     _engine = _SQL

@@ -833,6 +833,9 @@ class OSG(Strategy):
                          "'continue' sends it where round robin t mod k would (module "
                          "docstring, \"Resync start\")."),
     }
+    exercise = [{"window": 64}, {"window": 32, "mu": float("inf"), "latency": 3.0, "variant": "literal"}]
+    bench_target = 50
+    engine_case = (5, 1, {"window": 64})
     single_source = True
     uses_costs = True
     seeded = True
@@ -1102,6 +1105,9 @@ class FK(Strategy):
         "resync_start": ("SEND_ALL carrier order of FK-osg, 'restart' (default, spec A15) or "
                          "'continue' as for osg, ignored by FK-ideal, which has no epochs."),
     }
+    exercise = [{"variant": "osg"}, {"semantics": "wl"}]
+    bench_target = 50
+    engine_case = (5, 1, {})
     single_source = True
     uses_costs = True
     seeded = True  # FK-osg depends on the hash seed; an FK-ideal instance sets False

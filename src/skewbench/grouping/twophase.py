@@ -377,6 +377,8 @@ class LocalGlobal(Strategy):
                   "combiner every B of its tuples), an integer >= 1; the default 5000 is the "
                   "Flink docs' example, and B = 1 delivers every tuple as key grouping does."),
     }
+    bench_target = 20
+    engine_case = (5, 2, {"batch": 50})
     relaxation = "whole"
     route_cost = 0.3
 
@@ -468,6 +470,11 @@ class Salt(Strategy):
     defaults: dict[str, Any] = {"salts": 0, "selector": "hh", "theta": None, "draw": "random",
                                 "place": "hash", "merge_window": 100_000, "beta": 1.0}
     param_docs = dict(_SALT_DOCS)
+    exercise = [{"merge_window": 500, "draw": "rr", "place": "offset", "theta": 0.02},
+                {"selector": "all", "salts": 3, "draw": "hashed", "merge_window": 64}]
+    bench_target = 20
+    engine_case = (6, 3, {"merge_window": 500})
+    aot_params = {"zipf": ("merge_window=1000",)}
     relaxation = "any"
     route_cost = 1.1
 
