@@ -137,8 +137,8 @@ class ParamStrategy:
     #: the defaults in its split check, each one that reaches state the defaults do not on the
     #: test's small dataset (the test requires each to behave differently from the defaults)
     exercise: ClassVar[list[dict[str, Any]]] = []
-    #: the family benchmark's target for the strategy's kernel (its time over the baseline's, at
-    #: most this); None: the benchmark reports no row for it (benchmarks/bench_grouping.py)
+    #: the kernel benchmark's target for the strategy's simulator (benchmarks/bench_grouping.py:
+    #: its time at most this many times the baseline's); None: none is checked
     bench_target: ClassVar[float | None] = None
 
     def __init__(self, **params: Any):

@@ -11,7 +11,10 @@ Times are milliseconds inside the grouping family (arrival times ``ts`` and exec
 ``cost``); the engine converts the dataset's seconds.
 
 Adding a strategy: write a module with a :class:`Strategy` subclass and add one row to the
-family's table, :data:`skewbench.grouping.STRATEGIES` (``docs/extending.md``).
+family's table, :data:`skewbench.grouping.STRATEGIES` (``docs/extending.md``).  What the project's
+tools need of a strategy (the conformance test's parameter sets, the benchmark's target, the
+engine test's case, the ahead-of-time build's settings) are attributes of the subclass, with
+defaults in :class:`Strategy`: no list elsewhere names it.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ class Strategy:
 
     Subclasses set :attr:`name`, :attr:`description`, :attr:`defaults` (every parameter with its
     default value), :attr:`param_docs` (every parameter described) and implement :meth:`_setup`
-    and :meth:`route`.
+    and :meth:`route`; they set the tools' settings (:attr:`exercise` to :attr:`aot_params`) where
+    the defaults do not fit.
     """
 
     name: ClassVar[str] = ""
