@@ -131,7 +131,7 @@ def skewbench_live():
     @task(trigger_rule="none_failed")
     def site() -> str:
         """The results site (skewbench site build), its live page included."""
-        from skewbench.site import build_site
+        from skewbench.present.site import build_site
 
         path = build_site(settings().state / "site", progress=lambda m: print(m, file=sys.stderr))
         print(f"site: {path / 'index.html'}")

@@ -175,7 +175,7 @@ def skewbench_nightly():
     def site() -> str:
         """The results site across every night in MLflow (skewbench site build), in
         $SKEWBENCH_STATE/site: an index of nights, a page per dataset and per strategy."""
-        from skewbench.site import build_site
+        from skewbench.present.site import build_site
 
         path = build_site(settings().state / "site", progress=lambda m: print(m, file=sys.stderr))
         print(f"site: {path / 'index.html'}")

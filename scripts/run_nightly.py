@@ -2,9 +2,9 @@
 
 The DAG's chatty log goes to $SKEWBENCH_STATE/logs/nightly-<time>.log; while the run goes this
 shows one progress line (a bar over the DAG's tasks, rewritten in place on a terminal, a line per
-tenth of the tasks otherwise), then a short summary (skewbench.console): the task states as
+tenth of the tasks otherwise), then a short summary (skewbench.present.console): the task states as
 counts with the failed tasks named, the "what to pick" line of each dataset and family
-(skewbench.picks), and where the overview, the full tables (SUMMARY.md) and MLflow's store are.
+(skewbench.present.picks), and where the overview, the full tables (SUMMARY.md) and MLflow's store are.
 Usage: python scripts/run_nightly.py [JSON_CONF]   (e.g. '{"grouping_workers": [5, 10]}')
 """
 
@@ -19,8 +19,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from skewbench.console import Progress, summary_text
-from skewbench.picks import night_picks
+from skewbench.present.console import Progress, summary_text
+from skewbench.present.picks import night_picks
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -87,15 +87,12 @@ def record(tmp: Path, log: Callable[[str], None]) -> dict[str, dict[tuple[str, .
     """Run the workloads with recording on; the argument types of every kernel call."""
     from skewbench.cli import main
 
-    jit._RECORD = {}
-    try:
+    with jit.recording() as calls:
         for args in workloads(tmp):
             log("  skewbench " + " ".join(a for a in args if not a.startswith(str(tmp))))
             with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
                 main(args, standalone_mode=False)
-        return jit._RECORD
-    finally:
-        jit._RECORD = None
+    return calls
 
 
 @contextlib.contextmanager
@@ -108,7 +105,7 @@ def _kernel_runtimes() -> Iterator[None]:
     kernel get the runtime off."""
     from numba.pycc import compiler
 
-    plain = {k.py_func for k in jit._KERNELS.values() if not k.targetoptions.get("_nrt", True)}
+    plain = {k.py_func for k in jit.KERNELS.values() if not k.targetoptions.get("_nrt", True)}
     original = compiler.compile_extra
 
     def compile_extra(typingctx, targetctx, func, args, return_type, flags, *rest, **kw):  # type: ignore[no-untyped-def]
@@ -132,12 +129,12 @@ def record_signatures(out: Path) -> None:
         records = record(Path(tmp), print)
         sigs = {}
         for key, calls in records.items():
-            disp = jit._KERNELS[key].dispatcher
+            disp = jit.KERNELS[key].dispatcher
             sigs[key] = []
             for keys, types in sorted(calls.items()):
                 disp.compile(types)
                 sigs[key].append((keys, disp.overloads[types].signature))
-    modules = sorted({k.py_func.__module__ for k in jit._KERNELS.values()} | {jit.__name__})
+    modules = sorted({k.py_func.__module__ for k in jit.KERNELS.values()} | {jit.__name__})
     with open(out, "wb") as f:
         pickle.dump({"signatures": sigs, "modules": modules}, f)
 
@@ -163,7 +160,7 @@ def compile_module(recorded: Path, module: str, build_dir: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pycc is "pending deprecation" in numba 0.57+
         from numba.pycc import CC
-    jit._teach_numba()
+    jit.teach_numba()
     cc = CC(module.rpartition(".")[2])
     cc.output_dir = str(build_dir)
     cc.verbose = False
@@ -220,7 +217,7 @@ def build(out_dir: Path = HERE, log: Callable[[str], None] = print) -> int:
             for name, key, keys, _ in entries:
                 table.setdefault(key, []).append({"args": keys, "name": name})
         modules = records["modules"]
-        meta = {"versions": jit._versions(), "cpu": jit.cpu_id(), "modules": modules,
+        meta = {"versions": jit.versions(), "cpu": jit.cpu_id(), "modules": modules,
                 "digest": jit.sources_digest(modules), "kernels": table}
         jit.TABLE_FILE.unlink(missing_ok=True)  # never a table beside another build's modules
         for old in out_dir.glob(f"{jit.AOT_PREFIX}*.so"):

@@ -449,8 +449,8 @@ def results_report(directories: tuple[str, ...], out: str, title: str) -> None:
     """Write a self-contained HTML report (tables and each family's figures) of DIRECTORIES, and
     the overview across them (leaderboards, trade-off plots, what to pick) as overview.html
     beside it."""
-    from skewbench.overview import render_overview
-    from skewbench.reports import render_markdown_summary, render_report
+    from skewbench.present.overview import render_overview
+    from skewbench.present.reports import render_markdown_summary, render_report
 
     if Path(out).name == "overview.html":
         raise click.BadParameter("overview.html is the overview written beside the report: name the report "
@@ -507,7 +507,7 @@ def site() -> None:
               "else the state directory's SQLite store).")
 def site_build(out: str, tracking_uri: str | None) -> None:
     """Write the index of nights, a page per dataset and a page per strategy to OUT."""
-    from skewbench.site import build_site
+    from skewbench.present.site import build_site
 
     path = build_site(out, tracking_uri, progress=lambda m: click.echo(m, err=True))
     click.echo(f"site: {path / 'index.html'}")

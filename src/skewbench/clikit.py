@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import click
 
@@ -53,24 +53,24 @@ class Group(click.Group):
             ctx.exit(130)
 
 
-def int_list(name: str, text: str) -> list[int]:
+def _number_list(name: str, text: str, kind: Callable[[str], Any], what: str) -> list:
+    """The comma-separated values of option ``--name``, each read with ``kind`` (``what`` names
+    them in the error)."""
     try:
-        vals = [int(v) for v in text.split(",") if v.strip()]
+        vals = [kind(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise SkewbenchError(f"--{name} takes comma-separated integers, got '{text}'") from None
+        raise SkewbenchError(f"--{name} takes comma-separated {what}, got '{text}'") from None
     if not vals:
         raise SkewbenchError(f"--{name} needs at least one value")
     return vals
+
+
+def int_list(name: str, text: str) -> list[int]:
+    return _number_list(name, text, int, "integers")
 
 
 def float_list(name: str, text: str) -> list[float]:
-    try:
-        vals = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise SkewbenchError(f"--{name} takes comma-separated numbers, got '{text}'") from None
-    if not vals:
-        raise SkewbenchError(f"--{name} needs at least one value")
-    return vals
+    return _number_list(name, text, float, "numbers")
 
 
 def name_list(name: str, text: str) -> list[str]:

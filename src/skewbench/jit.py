@@ -13,7 +13,7 @@ A kernel is then compiled in one of two ways, with the same source and the same 
   every kernel in its on-disk cache, which dominated a short CLI replay.
 * **just in time** (numba, ``cache=True``), as before, for any call whose argument types were not
   compiled ahead of time, when the build is missing or out of date (built from other
-  kernel sources, another numba or numpy), or everywhere when ``SKEWBENCH_KERNELS=jit``.
+  kernel sources, another numba or numpy), or everywhere when ``SKEWBENCHKERNELS=jit``.
 
 A call reaches the ahead-of-time code only when every argument's type key (:func:`arg_key`:
 dtype, dimensions, layout, writeability and alignment of arrays; the numba type of scalars)
@@ -25,21 +25,22 @@ Kernels that call each other do so inside numba as usual: numba is taught to typ
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 AOT_PREFIX = "_kernels"  # skewbench/_kernels_<module>*.so: the kernels of one source module each
 TABLE_FILE = Path(__file__).with_name("_kernels.json")
-MODE = os.environ.get("SKEWBENCH_KERNELS", "auto")  # auto | jit
+MODE = os.environ.get("SKEWBENCHKERNELS", "auto")  # auto | jit
 
 _LOCK = threading.RLock()
-_KERNELS: dict[str, "Kernel"] = {}  # every kernel declared, by key (module.qualname)
+KERNELS: dict[str, "Kernel"] = {}  # every kernel declared, by key (module.qualname); read-only outside
 _RECORD: dict[str, dict[tuple[str, ...], tuple[Any, ...]]] | None = None  # build time: numba types
 _AOT: dict[str, dict[tuple[str, ...], Callable]] | None = None
 _FALLBACKS: dict[str, set[tuple[str | None, ...]]] = {}
@@ -107,7 +108,7 @@ def aot_module(source_module: str) -> str:
     return f"skewbench.{AOT_PREFIX}_" + source_module.removeprefix("skewbench.").replace(".", "_")
 
 
-def _versions() -> dict[str, str]:
+def versions() -> dict[str, str]:
     """numba's and numpy's versions; numba's from its ``dist-info`` directory's name when there
     is one (``importlib.metadata`` costs a CLI process about 12 ms of imports)."""
     from importlib.util import find_spec
@@ -124,6 +125,19 @@ def _versions() -> dict[str, str]:
     return {"numba": numba, "numpy": np.__version__}
 
 
+@contextlib.contextmanager
+def recording() -> Iterator[dict[str, dict[tuple[str, ...], tuple[Any, ...]]]]:
+    """While it lasts, record the numba types of every kernel call made from Python (what
+    ``python -m skewbench.aot`` compiles): kernel key -> {argument keys: numba types}.  The
+    ahead-of-time table is not loaded while recording, so every call goes through numba."""
+    global _RECORD
+    _RECORD = {}
+    try:
+        yield _RECORD
+    finally:
+        _RECORD = None
+
+
 def _load_aot() -> dict[str, dict[tuple[str, ...], Callable]]:
     """The ahead-of-time table, or {} when it is missing, disabled or stale."""
     global _AOT, _AOT_ERROR
@@ -138,7 +152,7 @@ def _load_aot() -> dict[str, dict[tuple[str, ...], Callable]]:
                 meta = json.loads(TABLE_FILE.read_text())
                 import importlib
 
-                if (meta["versions"] == _versions() and meta["cpu"] == cpu_id()
+                if (meta["versions"] == versions() and meta["cpu"] == cpu_id()
                         and meta["digest"] == sources_digest(meta["modules"])):
                     for key, entries in meta["kernels"].items():
                         mod = importlib.import_module(aot_module(key.rpartition(".")[0]))
@@ -155,7 +169,7 @@ def _load_aot() -> dict[str, dict[tuple[str, ...], Callable]]:
 def aot_status() -> str:
     """One line saying whether the ahead-of-time kernels are in use, and if not why."""
     if MODE == "jit":
-        return "kernels: numba just in time (SKEWBENCH_KERNELS=jit)"
+        return "kernels: numba just in time (SKEWBENCHKERNELS=jit)"
     if not TABLE_FILE.exists():
         return "kernels: numba just in time (no ahead-of-time build; run `python -m skewbench.aot`)"
     if not _load_aot():
@@ -186,7 +200,7 @@ class Kernel:
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self._dispatcher: Any = None
-        _KERNELS[self.key] = self
+        KERNELS[self.key] = self
 
     @property
     def dispatcher(self) -> Any:
@@ -196,7 +210,7 @@ class Kernel:
                 if self._dispatcher is None:
                     from numba import njit as numba_njit
 
-                    _teach_numba()
+                    teach_numba()
                     self._dispatcher = numba_njit(**self.targetoptions)(self.py_func)
         return self._dispatcher
 
@@ -234,7 +248,7 @@ def _kernel(module: str, qualname: str) -> Kernel:
 _TAUGHT = False
 
 
-def _teach_numba() -> None:
+def teach_numba() -> None:
     """Let numba type a :class:`Kernel` met as a global of the function it compiles as that
     kernel's dispatcher, so kernels call each other inside numba (and inline each other)."""
     global _TAUGHT

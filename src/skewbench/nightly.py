@@ -415,7 +415,7 @@ def log_results(dirs: list[str], family: str, key: str, name: str, tags: dict[st
     parent run ``key`` (idempotent: the same key updates the same runs)."""
     import tempfile
 
-    from skewbench.reports import render_report
+    from skewbench.present.reports import render_report
     from skewbench.tracking import default_tracking_uri, find_parent, log_run
 
     uri = default_tracking_uri()
@@ -494,9 +494,9 @@ def _has_results(out: str) -> bool:
 
 
 def _live_links(dirs: list[str]) -> list[dict[str, Any]]:
-    """The latest live run of each of these results' datasets (:func:`skewbench.livepage.live_links`);
+    """The latest live run of each of these results' datasets (:func:`skewbench.present.livepage.live_links`);
     none when the store cannot be read (the overview is written all the same)."""
-    from skewbench.livepage import live_links
+    from skewbench.present.livepage import live_links
     from skewbench.tracking import default_tracking_uri
 
     fps = []
@@ -512,13 +512,13 @@ def _live_links(dirs: list[str]) -> list[dict[str, Any]]:
 
 def write_overview(plan: list[dict[str, Any]], logged: list[dict[str, Any]], out_root: str,
                    dag_id: str | None = None, run_id: str | None = None) -> tuple[Path | None, list[Any]]:
-    """The run's ``overview.html`` in ``out_root`` (:func:`skewbench.overview.render_overview`:
+    """The run's ``overview.html`` in ``out_root`` (:func:`skewbench.present.overview.render_overview`:
     every family's results of the run, the trend verdicts of what was logged, the replays
     without results as failures), logged to each family's MLflow parent run with the night's
     picks as its tags (``skewbench.pick.<dataset>.<coords>[.<kind>]``).  The parent is found by
     :func:`run_key` when ``dag_id`` and ``run_id`` are given, else it is the one
     :func:`log_family` logged to.  Returns the overview's path (None: no results) and the picks."""
-    from skewbench.overview import render_overview
+    from skewbench.present.overview import render_overview
 
     dirs = [p["out"] for p in plan if _has_results(p["out"])]
     failures = [f"{p['family']} {p['dataset']} (no results)" for p in plan if not _has_results(p["out"])]
@@ -529,7 +529,7 @@ def write_overview(plan: list[dict[str, Any]], logged: list[dict[str, Any]], out
     path = render_overview(dirs, Path(out_root) / OVERVIEW, title, verdicts=verdicts if logged else None,
                            failures=failures, live=_live_links(dirs))
     try:
-        from skewbench.picks import night_picks
+        from skewbench.present.picks import night_picks
     except ImportError:  # picks not available: the overview says so; no tags
         picks: list[Any] = []
     else:
@@ -554,7 +554,7 @@ def summarize(plan: list[dict[str, Any]], logged: list[dict[str, Any]] | None, o
     families' MLflow parent runs (:func:`write_overview`).
 
     ``logged`` (what :func:`log_family` returned) defaults to what it saved under ``out_root``."""
-    from skewbench.reports import render_markdown_summary
+    from skewbench.present.reports import render_markdown_summary
 
     if logged is None:
         logged = _logged(out_root)

@@ -9,8 +9,8 @@ Layout
   commit, ...), ``skewbench.family``, ``skewbench.dataset_fingerprints``, ``skewbench.datasets``.
   Artifacts: ``results/<name>/`` (``summary.parquet``, ``series.parquet``, ``_manifest.json``),
   and, when the caller hands them over, ``report.html`` and ``plots/<name>/*.png`` (rendered by
-  the caller, e.g. with :func:`skewbench.reports.render_report`), where ``<name>`` is given by
-  the caller per results directory (e.g. :func:`skewbench.reports.results_names`).
+  the caller, e.g. with :func:`skewbench.present.reports.render_report`), where ``<name>`` is given by
+  the caller per results directory (e.g. :func:`skewbench.present.reports.results_names`).
 * One **nested child run per (dataset, grid cell)**, tag ``skewbench.key =
   <run_key>/<fingerprint[:12]>/<cell_id>``, found among the parent's children the same way.
 

@@ -100,7 +100,7 @@ def test_spark_local_and_standalone_cluster_equal_the_process(sets, tmp_path, st
 def test_validate_report_and_log(sets, tmp_path):
     from mlflow import MlflowClient
 
-    from skewbench.reports import render_report
+    from skewbench.present.reports import render_report
     from skewbench.tracking import log_run
     from skewbench.validation.results import validate_results
 

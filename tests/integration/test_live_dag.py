@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from skewbench import livepage, nightly, tracking
+from skewbench import nightly, tracking
+from skewbench.present import livepage
 from skewbench.live import steps
 from skewbench.validation.results import validate_results  # GE before anything imports Airflow
 from tests.integration import airflow_env as af

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from mlflow import MlflowClient
 
-from skewbench import livepage, nightly, tracking
+from skewbench import nightly, tracking
+from skewbench.present import livepage
 from skewbench.datasets.contract import open_dataset
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError

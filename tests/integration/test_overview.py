@@ -1,4 +1,4 @@
-"""The night's overview (skewbench.overview) on a real night: two tiny generated datasets replayed
+"""The night's overview (skewbench.present.overview) on a real night: two tiny generated datasets replayed
 through the command line by two families (grouping and shedding), summarized as the nightly's
 report task does it (overview.html beside SUMMARY.md, logged to each family's MLflow parent run
 on a real SQLite store, the picks as tags), then opened in a real headless Chromium: every image
@@ -17,7 +17,7 @@ from skewbench import nightly, tracking
 from skewbench.cli import main
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
-from skewbench.overview import pareto_front
+from skewbench.present.overview import pareto_front
 
 CHROMIUM = "/usr/bin/chromium"
 DAG = "skewbench_nightly"
@@ -147,7 +147,7 @@ def test_a_pick_line_with_its_rule_per_dataset_and_family(page):
 def test_summarize_logs_the_overview_and_the_picks_to_each_family_parent(night):
     from mlflow import MlflowClient
 
-    from skewbench.picks import night_picks
+    from skewbench.present.picks import night_picks
 
     assert f"overview: {night['out_root'] / 'overview.html'}" in night["text"]
     assert (night["out_root"] / "SUMMARY.md").read_text().rstrip("\n") == night["text"]

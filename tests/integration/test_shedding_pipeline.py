@@ -132,7 +132,7 @@ def test_spark_local_and_standalone_cluster_equal_the_process(both_ds, tmp_path,
 def test_results_validate_report_and_log(las_ds, part_ds, tmp_path):
     from mlflow import MlflowClient
 
-    from skewbench.reports import render_report
+    from skewbench.present.reports import render_report
     from skewbench.tracking import log_run
     from skewbench.validation.results import validate_results
 
@@ -258,7 +258,7 @@ def test_drop_optimality_reaches_validation_the_report_and_mlflow(las_ds, tmp_pa
     import pandas as pd
     from mlflow import MlflowClient
 
-    from skewbench.reports import render_report
+    from skewbench.present.reports import render_report
     from skewbench.shedding import optimum
     from skewbench.tracking import log_run
     from skewbench.validation.results import validate_results

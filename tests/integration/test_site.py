@@ -21,8 +21,9 @@ from urllib.parse import unquote, urlparse
 import pytest
 from PIL import Image
 
-from skewbench import nightly, site, tracking
-from skewbench.overview import pareto_front
+from skewbench import nightly, tracking
+from skewbench.present import site
+from skewbench.present.overview import pareto_front
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir

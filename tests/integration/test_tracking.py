@@ -13,7 +13,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from skewbench import reports, tracking
+from skewbench import tracking
+from skewbench.present import reports
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.engine import ReplayConfig, grid, replay_to_dir

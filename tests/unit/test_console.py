@@ -1,4 +1,4 @@
-"""The console of `make run` (skewbench.console, scripts/run_nightly.py): the progress line on a
+"""The console of `make run` (skewbench.present.console, scripts/run_nightly.py): the progress line on a
 terminal and on a plain stream, and the summary after a realistic nightly (the default catalog's
 task instances, one replay failed) with real picks from small replays through the command line."""
 
@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from skewbench import nightly
 from skewbench.cli import main
-from skewbench.console import Progress, pick_lines, progress_line, state_lines, summary_text
+from skewbench.present.console import Progress, pick_lines, progress_line, state_lines, summary_text
 from skewbench.datasets.catalog import load_catalog
 from skewbench.datasets.generators import StreamSpec, generate
-from skewbench.picks import night_picks
+from skewbench.present.picks import night_picks
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))

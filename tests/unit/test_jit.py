@@ -70,7 +70,7 @@ def test_a_kernel_pickles_by_name():
                                          ("versions", {"numba": "0.1", "numpy": "1.0"})])
 def test_a_build_that_does_not_match_is_not_used(tmp_path, monkeypatch, field, value):
     meta = json.loads(jit.TABLE_FILE.read_text())
-    assert jit._versions() == meta["versions"]
+    assert jit.versions() == meta["versions"]
     meta[field] = value
     fake = tmp_path / "_kernels.json"
     fake.write_text(json.dumps(meta))
@@ -103,3 +103,16 @@ def test_a_kernel_declared_inline_always_is_inlined_by_numba():
     assert disp(a) == 30
     llvm = disp.inspect_llvm(disp.signatures[0])
     assert "_triple_inline" not in llvm
+
+
+def test_recording_keeps_the_numba_types_of_each_call_while_it_lasts():
+    """What ``python -m skewbench.aot`` compiles: each kernel call's argument keys and numba
+    types, once per distinct keys, and nothing after the recording ends."""
+    key = f"{mix64.__module__}.{mix64.__qualname__}"
+    assert jit.KERNELS[key] is mix64
+    with jit.recording() as calls:
+        mix64(np.uint64(3))
+        mix64(np.uint64(4))
+    assert calls[key] == {("u8",): (numba.uint64,)}
+    mix64(5)
+    assert list(calls[key]) == [("u8",)]

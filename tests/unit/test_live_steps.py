@@ -9,7 +9,7 @@ import re
 import pytest
 from PIL import Image
 
-from skewbench import livepage
+from skewbench.present import livepage
 from skewbench.errors import SkewbenchError
 from skewbench.live import config as lc
 from skewbench.live import steps

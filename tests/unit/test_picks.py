@@ -1,4 +1,4 @@
-"""What to pick (skewbench.picks): the rules on small hand-made summaries (ties, missing metrics, a
+"""What to pick (skewbench.present.picks): the rules on small hand-made summaries (ties, missing metrics, a
 single strategy, the engine default already best, constraints excluding every strategy, goal max,
 the baseline absent), the families' declarations against their schemas, and the picks of a real
 small replay's summary.parquet written by the command line."""
@@ -17,7 +17,7 @@ import pytest
 from skewbench import families, registry
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
-from skewbench.picks import Pick, Rule, night_picks, picks_for
+from skewbench.present.picks import Pick, Rule, night_picks, picks_for
 from skewbench.results import schema
 
 BIN = Path(sys.executable).parent / "skewbench"
@@ -283,7 +283,7 @@ def test_the_shedpart_pick_is_held_to_the_error_budget_and_keeps_tuples():
 
 
 def test_every_rule_is_printed_with_its_constraint(tmp_path):
-    from skewbench.console import pick_lines
+    from skewbench.present.console import pick_lines
 
     picks = picks_for(grouping_rows([("flink", 0.3, 1.0, 0, 5.0), ("pkg", 0.1, 1.5, 30, 2.0), ("sg", 0.0, 5.0, 0, 1.0),
                                      ("osg", 0.0, 5.0, 0, 0.9)]), "grouping", "d")

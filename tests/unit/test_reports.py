@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from skewbench import plotting, reports
+from skewbench.present import plotting, reports
 from skewbench.grouping import report as figures
 from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError

@@ -37,7 +37,7 @@ def test_every_column_is_described_once(family):
 
 
 def test_grouping_drives_the_consumers():
-    from skewbench import reports
+    from skewbench.present import reports
 
     s = results.schema("grouping")
     assert s.windowed == ("imbalance_cum", "imbalance_win", "latency_mean", "latency_p99")

@@ -306,8 +306,9 @@ def test_out_of_order_times_are_sorted_stably_and_counted(tmp_path):
 
 def test_reordering_across_blocks(tmp_path, monkeypatch):
     import skewbench.datasets.traces as traces
+    from skewbench.datasets.traces import reading
 
-    monkeypatch.setattr(traces, "BLOCK_BYTES", 256)     # many blocks, hence many spill chunks
+    monkeypatch.setattr(reading, "BLOCK_BYTES", 256)    # many blocks, hence many spill chunks
     rng = np.random.default_rng(5)
     t = np.arange(2000) // 3 + rng.integers(0, 40, 2000)  # locally disordered
     lines = [f"med{k % 37},1.0,{1000 + x},1,2,3,4,{k}.5,0\n" for k, x in enumerate(t)]

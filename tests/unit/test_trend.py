@@ -143,7 +143,7 @@ def test_summary_and_description():
 
 
 def test_report_section():
-    from skewbench.reports import trend_section
+    from skewbench.present.reports import trend_section
 
     same = [{"dataset": "z", "cell": "kg", "status": SAME}] * 3
     assert "No change in 3 cells." in trend_section(same)

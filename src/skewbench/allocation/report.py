@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from skewbench.picks import Rule
-from skewbench.plotting import colors, figure, frame, save
+from skewbench.present.picks import Rule
+from skewbench.present.plotting import colors, figure, frame, save
 
 NOTE = ("Gains are MB/s kept on-node (each directed task link once); optimality is gain over the exact optimum "
         "(OPT's bound where its time limit was hit). The E6 topologies use placeholder annotations "

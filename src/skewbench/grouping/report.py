@@ -25,12 +25,12 @@ import pandas as pd
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping import STRATEGIES
-from skewbench.picks import Rule
+from skewbench.present.picks import Rule
 from skewbench.grouping.schema import COORDINATES
-from skewbench.plotting import (DPI, FIGSIZE, TableLike, figure, fmt_number, frame, log_y, readable_log_x,
-                                save, with_labels)
+from skewbench.present.plotting import (DPI, FIGSIZE, TableLike, figure, fmt_number, frame, log_y, readable_log_x,
+                                        save, with_labels)
 from skewbench.results import slug
-from skewbench.plotting import colors as _colors
+from skewbench.present.plotting import colors as _colors
 from matplotlib.ticker import NullFormatter, NullLocator
 
 #: zero imbalance is drawn at this value on log axes

@@ -381,7 +381,7 @@ def report(conf: Mapping[str, Any], dag_id: str, run_id: str) -> str:
     which it ends FINISHED; returns the run's summary (the console table per dataset)."""
     from skewbench.live import tracking
     from skewbench.live.cli import table
-    from skewbench.livepage import write_page
+    from skewbench.present.livepage import write_page
 
     results = load_results(conf)
     saved = Path(conf["out_root"]) / "mlflow-live.json"

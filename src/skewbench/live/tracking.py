@@ -29,7 +29,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from skewbench import livepage
+from skewbench.present import livepage
 from skewbench import tracking as tr
 from skewbench.errors import SkewbenchError
 

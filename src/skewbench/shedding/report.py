@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from skewbench.picks import Rule
+from skewbench.present.picks import Rule
 from skewbench.shedding.strategies import LAS
-from skewbench.plotting import colors, figure, frame, log_y, save, with_labels
+from skewbench.present.plotting import colors, figure, frame, log_y, save, with_labels
 
 NOTE = ("Operator rows: Q = mean queueing latency of the kept tuples (ms), tau = the bound on its running "
         "average, dropped = share of tuples dropped, P = capacity as a percentage of the arrival rate "

@@ -1,6 +1,6 @@
 """Toy report: one bar chart of the largest share per strategy and bin count."""
 
-from skewbench.plotting import figure, frame, save
+from skewbench.present.plotting import figure, frame, save
 
 NOTE = "max share: the largest bin's share of the tuples."
 

@@ -367,6 +367,18 @@ def _opt(x: Any) -> float | None:
     return None if x is None or pd.isna(x) else float(x)
 
 
+def _why_none(has: pd.DataFrame, allowed: pd.DataFrame, rule: Rule, labels: dict[str, str]) -> str:
+    """Why a cell has no pick: no row reports the metric, no allowed strategy ran, none meets the
+    constraints, or the only eligible ones are excluded (the first that holds)."""
+    if has.empty:
+        return f"no strategy reports {labels.get(rule.metric, rule.metric)}"
+    if allowed.empty:
+        return f"no candidate ran ({rule.constraint_text(labels)})"
+    if rule.where:
+        return f"no strategy meets {_where_text(rule, labels)}"
+    return "no eligible strategy (" + ", ".join(rule.exclude) + " excluded)"
+
+
 def _pick_group(family: str, dataset: str, coords: dict[str, Any], rule: Rule, g: pd.DataFrame,
                 labels: dict[str, str]) -> Pick:
     metric = labels.get(rule.metric, rule.metric)
@@ -406,14 +418,7 @@ def _pick_group(family: str, dataset: str, coords: dict[str, Any], rule: Rule, g
 
     base_value = _opt(base_row[rule.metric]) if base_row is not None else None
     if not best_of:
-        if has.empty:
-            notes.append(f"no strategy reports {metric}")
-        elif allowed.empty:
-            notes.append(f"no candidate ran ({rule.constraint_text(labels)})")
-        elif rule.where:
-            notes.append(f"no strategy meets {_where_text(rule, labels)}")
-        else:
-            notes.append("no eligible strategy (" + ", ".join(rule.exclude) + " excluded)")
+        notes.append(_why_none(has, allowed, rule, labels))
         return Pick(family, dataset, coords, rule, None, None, base_value,
                     {c: (None, _opt(base_row[c]) if base_row is not None else None) for c in rule.costs},
                     (), "; ".join(dict.fromkeys(notes)), _nearest(allowed, rule))

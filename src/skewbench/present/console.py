@@ -1,7 +1,7 @@
 """The console of a pipeline run (``make run``): one updating progress line while the run goes,
 then a compact summary (task states as counts, the failed tasks named, the "what to pick" lines,
 where the overview and the full summary are).  Pure text functions, tested without a terminal;
-no family is named here (the picks come from :mod:`skewbench.picks`).
+no family is named here (the picks come from :mod:`skewbench.present.picks`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from typing import IO, Iterable, Mapping, Sequence
 
-from skewbench.picks import Pick
+from skewbench.present.picks import Pick
 
 #: the summary's states, in the order shown (others follow by name)
 STATE_ORDER = ("success", "failed", "upstream_failed", "skipped", "running", "queued", "up_for_retry", "None")

@@ -9,7 +9,7 @@ engine that runs a batch stage (Spark: every tuple is there when the stage start
 per-tuple latency) shows its stage's makespan instead of the latency.
 
 Three callers, in three layers above this one: the live DAG's report step writes a run's page
-(:func:`write_page`) and logs it to MLflow; the site (:mod:`skewbench.site`) shows the live runs
+(:func:`write_page`) and logs it to MLflow; the site (:mod:`skewbench.present.site`) shows the live runs
 read back from MLflow with the same figures (:func:`run_sections`); the nightly's overview links
 to the latest live page of the night's datasets (:func:`live_links`).
 
@@ -29,7 +29,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from skewbench.plotting import colors, figure, fmt_number
+from skewbench.present.plotting import colors, figure, fmt_number
 
 #: the live runs' experiment: ``skewbench-live`` (:func:`skewbench.tracking.experiment_name`)
 EXPERIMENT = "live"

@@ -12,7 +12,7 @@
   artifacts go under it).
 
 Strategies are labelled by name plus the parameters that vary between their cells
-(:func:`skewbench.plotting.with_labels`).
+(:func:`skewbench.present.plotting.with_labels`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import pyarrow as pa
 from skewbench import __version__
 from skewbench import families as _families
 from skewbench.errors import SkewbenchError
-from skewbench.plotting import TableLike, fmt_number, frame, with_labels
+from skewbench.present.plotting import TableLike, fmt_number, frame, with_labels
 from skewbench.results import load_results, results_names, schema
 
 __all__ = ["load_results", "render_markdown_summary", "render_report", "results_names", "summary_table",

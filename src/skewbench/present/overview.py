@@ -6,7 +6,7 @@ writes, top to bottom:
 * a **status strip**: datasets, families, cells, failed tasks, and the trend verdicts against the
   previous night (the changed cells listed first);
 * **what to pick**: one line per dataset, family and coordinate value, computed from the numbers
-  by :func:`skewbench.picks.night_picks` (each family's ``report.PICK_RULES``), the rule beside it;
+  by :func:`skewbench.present.picks.night_picks` (each family's ``report.PICK_RULES``), the rule beside it;
 * per family, a **leaderboard** across datasets: a strategy x dataset heatmap of the family's
   ``report.LEADERBOARD`` metric (mean over seeds), one heatmap per value of its coordinate, the
   best cell of each dataset marked;
@@ -16,7 +16,7 @@ writes, top to bottom:
   averaged with the seeds), with the Pareto front (:func:`pareto_front`) drawn.
 
 A family that declares none of these gets defaults (its first headline metric as leaderboard,
-no trade-off plot).  Colours follow :func:`skewbench.plotting.colors` over the family's strategy
+no trade-off plot).  Colours follow :func:`skewbench.present.plotting.colors` over the family's strategy
 table, so a strategy keeps its colour in every figure of the page and across nights; axes are
 logarithmic where the values span more than two decades (or the metric says so), 0 drawn at the
 floor with a note.  Images are inlined as base64 PNG; the page links only to its own anchors, and,
@@ -39,7 +39,7 @@ import pandas as pd
 from skewbench import __version__
 from skewbench import families as _families
 from skewbench.errors import SkewbenchError
-from skewbench.plotting import DPI, colors, fmt_number, with_labels
+from skewbench.present.plotting import DPI, colors, fmt_number, with_labels
 from skewbench.results import load_results, schema, slug
 
 __all__ = ["pareto_front", "render_overview"]
@@ -127,7 +127,7 @@ def _per(family: str) -> tuple[str, ...]:
     return ()
 
 
-#: a marker per :func:`skewbench.plotting.colors` line style (the 11th label on: another marker)
+#: a marker per :func:`skewbench.present.plotting.colors` line style (the 11th label on: another marker)
 _MARKERS = {"-": "o", "--": "s", ":": "^", "-.": "D"}
 
 
@@ -373,11 +373,11 @@ def _anchor(*parts: str) -> str:
 
 
 def _picks(results_dirs: Sequence[str | os.PathLike]) -> tuple[list[Any], str]:
-    """The night's picks (:func:`skewbench.picks.night_picks`) and a note when there are none."""
+    """The night's picks (:func:`skewbench.present.picks.night_picks`) and a note when there are none."""
     try:
-        from skewbench import picks as _p
+        from skewbench.present import picks as _p
     except ImportError:
-        return [], "no picks: skewbench.picks is not installed"
+        return [], "no picks: skewbench.present.picks is not installed"
     try:
         return list(_p.night_picks(list(results_dirs))), ""
     except SkewbenchError as e:
@@ -466,7 +466,7 @@ def render_overview(results_dirs: Sequence[str | os.PathLike], out_path: str | o
     ``verdicts``: the cells' trend verdicts (dicts as :func:`skewbench.tracking.trend` returns
     them, optionally with ``family``); ``failures``: names of failed tasks or replays; ``live``:
     links to the live runs of the night's datasets (``dataset``, ``url``, ``night``, ``engines``,
-    as :func:`skewbench.livepage.live_links` gives them), a section when there is any."""
+    as :func:`skewbench.present.livepage.live_links` gives them), a section when there is any."""
     loaded = load_results(results_dirs)
     failures = list(failures or [])
     by_family: dict[str, list[tuple[str, pd.DataFrame]]] = {}

@@ -15,11 +15,11 @@ HTML pages (figures inline as base64 PNG, one small stylesheet inline, relative 
   dataset's latest night and its rank there);
 * ``live.html`` (when the store holds live runs, experiment ``skewbench-live``): the live runs,
   newest first, and the "simulated vs measured" figures of the newest finished ones
-  (:mod:`skewbench.livepage`, read back from their nested runs).
+  (:mod:`skewbench.present.livepage`, read back from their nested runs).
 
 What is plotted is also embedded in each page as JSON (``<script type="application/json"
 id="skewbench-data">``).  A strategy keeps one colour (and marker) in every figure of the site
-(:func:`skewbench.plotting.colors` over its family's labels).  The site is built in a temporary
+(:func:`skewbench.present.plotting.colors` over its family's labels).  The site is built in a temporary
 directory beside ``out_dir`` and then moved into place; an existing ``out_dir`` is replaced only
 when it is a site (it holds :data:`MARKER`).
 """
@@ -43,9 +43,9 @@ from matplotlib.ticker import LogLocator, NullLocator
 
 from skewbench import families as _families
 from skewbench.errors import SkewbenchError
-from skewbench.plotting import colors, figure, fmt_number, log_y, with_labels
+from skewbench.present.plotting import colors, figure, fmt_number, log_y, with_labels
 from skewbench.results import Metric, schema, slug
-from skewbench.overview import pareto_front
+from skewbench.present.overview import pareto_front
 
 #: the file that marks a directory as a site (an existing directory without it is not replaced)
 MARKER = ".skewbench-site"
@@ -225,8 +225,8 @@ def collect_live(tracking_uri: str, progress: Callable[[str], None] | None = Non
     """The live runs (parent runs of the experiment ``skewbench-live``, :mod:`skewbench.live`),
     newest first: ``run_id``, ``dag_run``, ``when``, ``night``, ``status``, ``datasets``,
     ``engines``, ``cells`` (nested runs), and, for a finished one, ``runs``: per dataset what
-    :func:`skewbench.livepage.run_sections` draws, read back from its nested runs."""
-    from skewbench.livepage import DATASETS_TAG, EXPERIMENT
+    :func:`skewbench.present.livepage.run_sections` draws, read back from its nested runs."""
+    from skewbench.present.livepage import DATASETS_TAG, EXPERIMENT
     from skewbench.tracking import PARENT_TAG, night_of, search_runs
 
     runs = search_runs(tracking_uri, EXPERIMENT)
@@ -254,7 +254,7 @@ def collect_live(tracking_uri: str, progress: Callable[[str], None] | None = Non
 def _live_datasets(parent, kids: list, label: str) -> list[dict[str, Any]]:
     """A finished live run's datasets: its nested runs as rows (params, metrics and the records
     per worker), the rank agreements its parent holds, the stream and the engines' overheads."""
-    from skewbench.livepage import TAU_PREFIX
+    from skewbench.present.livepage import TAU_PREFIX
 
     by_dataset: dict[str, list[dict[str, Any]]] = {}
     attempts: dict[str, str] = {}
@@ -745,8 +745,8 @@ LIVE_PAGE, LIVE_DRAWN = "live.html", 5
 
 def _live_page(data: SiteData) -> str:
     """The live runs, newest first, and the figures of the newest finished ones: measured against
-    predicted per engine and metric (:mod:`skewbench.livepage`, the live DAG's own page)."""
-    from skewbench.livepage import INTRO, run_sections
+    predicted per engine and metric (:mod:`skewbench.present.livepage`, the live DAG's own page)."""
+    from skewbench.present.livepage import INTRO, run_sections
 
     rows = [[_esc(e["night"]), f"<code>{_esc(e['dag_run'] or e['run_id'])}</code>",
              f'<span class="{_esc(e["status"])}">{_esc(e["status"].lower())}</span>', _esc(", ".join(e["datasets"])),
