@@ -396,7 +396,7 @@ class _CpSatWorker:
         root = os.path.dirname(os.path.dirname(os.path.abspath(skewbench.__file__)))
         env = dict(os.environ)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        code = "from skewbench.allocation.opt import _serve; _serve()"
+        code = "from skewbench.allocation.opt import serve_cp_sat; serve_cp_sat()"
         proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 env=env)
         atexit.register(self._stop, proc)
@@ -432,8 +432,9 @@ class _CpSatWorker:
         raise AssertionError("unreachable")
 
 
-def _serve() -> None:
-    """The helper's loop: read (args), answer :func:`_cpsat_counts` (args); fd 1 is kept for the protocol."""
+def serve_cp_sat() -> None:
+    """The CP-SAT helper process's entry point (:class:`_CpSatWorker` starts it): read (args), answer
+    :func:`_cpsat_counts` (args); fd 1 is kept for the protocol."""
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything the solver prints goes to stderr, not into the protocol
     inp = sys.stdin.buffer

@@ -2,8 +2,8 @@
 SINGLES, FUSE, the seeded link orders, and the result type every heuristic returns.
 
 The heuristics themselves (NAIVE, TL, TD, Storm's round robin, random fit, FFD) live in
-:mod:`skewbench.allocation.strategies`, one module each with its registry class; the relaxations of
-section 2.7 (re-granularisation, skew subgroups) in :mod:`skewbench.allocation.relax`.
+:mod:`skewbench.allocation.strategies`, each beside its registry class; the relaxations of section
+2.7 (re-granularisation, skew subgroups) in :mod:`skewbench.allocation.relax`.
 
 Every heuristic takes a *uniform* :class:`~skewbench.allocation.model.Job` (Eq. 1) and returns an
 :class:`Allocation`: ``node[t]`` is task t's node (-1 = unplaced).  ``success`` means every task is

@@ -148,4 +148,4 @@ class TDIMC(TD):
     name = "td-imc"
     description = "TD prioritised by the group-pair IMC C_e (the paper's TD-IMC of Fig. 8)"
     defaults = {**TD.defaults, "key": "imc"}
-    exercise = []
+    exercise = []  # TD's set runs the same code
