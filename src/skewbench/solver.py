@@ -229,7 +229,7 @@ def _check_weights(weights: np.ndarray) -> np.ndarray:
     return w
 
 
-def _lpt(w_desc: np.ndarray, n: int, loads: np.ndarray | None = None) -> np.ndarray:
+def lpt(w_desc: np.ndarray, n: int, loads: np.ndarray | None = None) -> np.ndarray:
     """Longest-processing-time list scheduling of ``w_desc`` (already sorted) onto n workers."""
     heap = [(0.0 if loads is None else float(loads[j]), j) for j in range(n)]
     heapq.heapify(heap)
@@ -302,7 +302,7 @@ def best_whole_keys(weights: np.ndarray, n: int, time_limit: float = 10.0, max_v
     lower = max(float(desc[0]), float(desc.sum()) / n)
     if desc.size > n:
         lower = max(lower, float(desc[n - 1] + desc[n]))
-    upper = float(_lpt(desc, n).max())
+    upper = float(lpt(desc, n).max())
 
     def close(a: float, b: float) -> bool:
         return b - a <= 1e-9 * max(1.0, abs(b))
@@ -328,7 +328,7 @@ def best_whole_keys(weights: np.ndarray, n: int, time_limit: float = 10.0, max_v
             loads = values[:fit] @ y
             if heavy:
                 light = np.repeat(values[fit:], mult[fit:])
-                loads = _lpt(light, n, loads)
+                loads = lpt(light, n, loads)
             upper = min(upper, float(loads.max()))
     if sol.status == "infeasible":  # cannot happen for this model; keep the heuristic bracket
         method += "(infeasible?)"

@@ -19,7 +19,7 @@ from skewbench.advise.keys import split_lines
 from skewbench.advise.rows import hottest_on, load_fields, worker_loads
 from skewbench.errors import SkewbenchError
 from skewbench.grouping import engines
-from skewbench.solver import _lpt
+from skewbench.solver import lpt
 from tests.reference import advise_ref as ref
 from tests.property.reach import Reach
 
@@ -144,7 +144,7 @@ counts_lists = st.lists(st.one_of(st.integers(1, 5), st.integers(1, 10**6)), min
 def test_lpt_equals_one_key_at_a_time_and_the_solvers_lpt(counts, p):
     got = floor.lpt_loads(np.array(counts), p)
     assert got.tolist() == ref.lpt_loads(counts, p)
-    assert got.tolist() == _lpt(np.sort(np.array(counts, dtype=np.float64))[::-1], p).astype(np.int64).tolist()
+    assert got.tolist() == lpt(np.sort(np.array(counts, dtype=np.float64))[::-1], p).astype(np.int64).tolist()
 
 
 @given(st.lists(st.tuples(st.integers(1, 60), st.integers(1, 120)), min_size=1, max_size=12), st.integers(1, 64))

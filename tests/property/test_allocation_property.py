@@ -9,9 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skewbench.allocation import algorithms as alg
+from skewbench import registry
+from skewbench.allocation import relax, steps
 from skewbench.allocation.model import Job, collocated_links, evaluate, fits, gain, loads
 from skewbench.allocation.monitor import monitor
+from skewbench.allocation.strategies.baselines import FFD, ffd, random_fit
+from skewbench.allocation.strategies.naive import naive
+from skewbench.allocation.strategies.stormrr import storm_rr
+from skewbench.allocation.strategies.td import TD, td
+from skewbench.allocation.strategies.tl import tl
 from skewbench.errors import SkewbenchError
 from tests.property.reach import Reach
 from tests.reference import allocation_ref as ref
@@ -42,7 +48,7 @@ def instances(draw, max_groups=5, max_tasks=6, tight=True):
     return n, P, edges, caps
 
 
-def check_valid(job: Job, a: alg.Allocation) -> None:
+def check_valid(job: Job, a: steps.Allocation) -> None:
     """Spec 7.1-7.2: success = all placed within capacity; a failure leaves a task unplaced, within capacity."""
     node = np.asarray(a.node)
     assert node.shape == (job.m,) and node.dtype == np.int64
@@ -53,16 +59,16 @@ def check_valid(job: Job, a: alg.Allocation) -> None:
 
 
 RUNS = {
-    "naive": lambda j, s: alg.naive(j, seed=s),
-    "tl": lambda j, s: alg.tl(j, key="imc", seed=s),
-    "tl-imct": lambda j, s: alg.tl(j, key="imct", seed=s),
-    "tl-rs": lambda j, s: alg.tl(j, key="rs", seed=s),
-    "td": lambda j, s: alg.td(j),
-    "td-imc": lambda j, s: alg.td(j, key="imc"),
-    "td-push": lambda j, s: alg.td(j, k0="push"),
-    "td-first": lambda j, s: alg.td(j, second="first"),
-    "random": lambda j, s: alg.random_fit(j, seed=s),
-    "ffd": lambda j, s: alg.ffd(j),
+    "naive": lambda j, s: naive(j, seed=s),
+    "tl": lambda j, s: tl(j, key="imc", seed=s),
+    "tl-imct": lambda j, s: tl(j, key="imct", seed=s),
+    "tl-rs": lambda j, s: tl(j, key="rs", seed=s),
+    "td": lambda j, s: td(j),
+    "td-imc": lambda j, s: td(j, key="imc"),
+    "td-push": lambda j, s: td(j, k0="push"),
+    "td-first": lambda j, s: td(j, second="first"),
+    "random": lambda j, s: random_fit(j, seed=s),
+    "ffd": lambda j, s: ffd(j),
 }
 
 
@@ -72,9 +78,9 @@ RUNS = {
 def test_tl_equals_reference(inst, seed):
     n, P, edges, caps = inst
     job = make_job(n, P, edges, caps)
-    orders = [o.tolist() for o in alg.link_orders(job, seed)]
+    orders = [o.tolist() for o in steps.link_orders(job, seed)]
     for key in ("imc", "imct", "rs"):
-        a = alg.tl(job, key=key, seed=seed)
+        a = tl(job, key=key, seed=seed)
         node, ok = ref.tl(n, P, edges, caps, key, orders)
         assert a.node.tolist() == node, key
         assert a.success == ok
@@ -88,7 +94,7 @@ def test_td_equals_reference(inst):
     for key in ("rs", "imc"):
         for k0 in ("shrink", "push"):
             for second in ("all", "first"):
-                a = alg.td(job, key=key, k0=k0, second=second)
+                a = td(job, key=key, k0=k0, second=second)
                 node, ok = ref.td(n, P, edges, caps, key, k0, second)
                 assert a.node.tolist() == node, (key, k0, second)
                 assert a.success == ok
@@ -103,11 +109,11 @@ def test_fusion_paths_equal_reference(n, p4, K, seed):
     edges = [(0, 1, 100), (2, 3, 100), (1, 2, 1)]
     caps = [sum(P)] * K
     job = make_job(n, P, edges, caps)
-    a = alg.td(job)
+    a = td(job)
     assert a.info["fusions"] == 1 and a.success
     assert a.node.tolist() == ref.td(n, P, edges, caps)[0]
-    orders = [o.tolist() for o in alg.link_orders(job, seed)]
-    assert alg.tl(job, seed=seed).node.tolist() == ref.tl(n, P, edges, caps, "imc", orders)[0]
+    orders = [o.tolist() for o in steps.link_orders(job, seed)]
+    assert tl(job, seed=seed).node.tolist() == ref.tl(n, P, edges, caps, "imc", orders)[0]
 
 
 @MANY
@@ -115,13 +121,13 @@ def test_fusion_paths_equal_reference(n, p4, K, seed):
 def test_singles_equals_reference(inst, data):
     n, P, edges, caps = inst
     job = make_job(n, P, edges, caps)
-    a = alg.ffd(job)
+    a = ffd(job)
     s = ref.State(n, P, caps)
     ok = ref.singles(s, list(range(s.m)))
     assert a.node.tolist() == s.node and a.success == ok
     # from a partial state: some tasks pre-placed, duplicates and placed tasks in R
     pre = data.draw(st.lists(st.integers(0, job.m - 1), max_size=job.m))
-    nodes = alg.NodeHeap(job.capacity)
+    nodes = steps.NodeHeap(job.capacity)
     node = np.full(job.m, -1, dtype=np.int64)
     s = ref.State(n, P, caps)
     for t in dict.fromkeys(pre):
@@ -131,7 +137,7 @@ def test_singles_equals_reference(inst, data):
             nodes.take(k, float(job.costs[t]))
             s.put(t, s.top())
     R = data.draw(st.lists(st.integers(0, job.m - 1), max_size=2 * job.m))
-    assert alg.singles(nodes, R, job.costs, node) == ref.singles(s, R)
+    assert steps.singles(nodes, R, job.costs, node) == ref.singles(s, R)
     assert node.tolist() == s.node
     assert nodes.mu == pytest.approx(s.free)
 
@@ -147,9 +153,9 @@ def test_storm_equals_reference():
         job = make_job(n, P, edges, caps)
         if isinstance(kuse, int) and kuse > job.K:
             with pytest.raises(SkewbenchError, match=rf"^storm: kuse={kuse} exceeds the {job.K} nodes of job 'j'$"):
-                alg.storm_rr(job, kuse=kuse)
+                storm_rr(job, kuse=kuse)
             return
-        a = alg.storm_rr(job, kuse=kuse)
+        a = storm_rr(job, kuse=kuse)
         reach.reached()
         node, k, over = ref.storm_rr(n, P, caps, kuse)
         assert a.node.tolist() == node and a.info["kuse"] == k and a.info["overloaded"] == over
@@ -183,7 +189,7 @@ def test_pair_both_terminates(n, p, caps):
     job = make_job(n, P, [(g, g + 1, 10) for g in range(G - 1)], caps)
     for k0 in ("shrink", "push"):
         for second in ("all", "first"):
-            check_valid(job, alg.td(job, k0=k0, second=second))
+            check_valid(job, td(job, k0=k0, second=second))
 
 
 # ---------------------------------------------------------------------------------------------- 7.4, 7.5
@@ -209,7 +215,7 @@ def test_ample_capacity(inst, seed):
     n, P, edges, caps = inst
     job = make_job(n, P, edges, [max(max(caps), sum(P))] * len(caps))
     gof = job.group_of
-    for a in (alg.td(job), alg.tl(job, seed=seed), alg.tl(job, key="rs", seed=seed)):
+    for a in (td(job), tl(job, seed=seed), tl(job, key="rs", seed=seed)):
         assert a.success
         assert gain(job, a.node) == pytest.approx(job.imc_total)
         for comp in components(job):
@@ -222,7 +228,7 @@ def test_ample_capacity(inst, seed):
 def test_single_edge_that_fits(ni, nj, pi, pj, extra, seed):
     P = [ni * pi / 4, nj * pj / 4]
     job = make_job([ni, nj], P, [(0, 1, 70)], [sum(P) + extra, sum(P) / 2, 1.0])
-    for a in (alg.td(job), alg.tl(job, seed=seed), alg.tl(job, key="imct", seed=seed)):
+    for a in (td(job), tl(job, seed=seed), tl(job, key="imct", seed=seed)):
         assert gain(job, a.node) == pytest.approx(70.0)
 
 
@@ -233,7 +239,7 @@ def e1() -> Job:
 
 def test_e1_regression():
     job = e1()
-    a = alg.td(job)
+    a = td(job)
     assert a.success
     cnt = np.zeros((job.G, job.K), dtype=int)
     np.add.at(cnt, (job.group_of, a.node), 1)
@@ -243,7 +249,7 @@ def test_e1_regression():
     assert links[0] == 100 and links[1] == 0
     tl_links = []
     for seed in range(200):
-        b = alg.tl(job, key="rs", seed=seed)
+        b = tl(job, key="rs", seed=seed)
         lk = collocated_links(job, b.node)
         assert lk[0] <= 100 and lk[1] == 0
         tl_links.append(int(lk[0]))
@@ -258,9 +264,9 @@ def test_e3_regression():
     means = []
     for f in range(1, 8):
         job = e3(f)
-        a = alg.td(job)
+        a = td(job)
         assert a.success and gain(job, a.node) == pytest.approx(20.0)
-        means.append(np.mean([gain(job, alg.tl(job, seed=s).node) for s in range(30)]))
+        means.append(np.mean([gain(job, tl(job, seed=s).node) for s in range(30)]))
     assert all(b <= a_ + 0.5 for a_, b in zip(means, means[1:])), means
     assert means[-1] < 20.0 - 1e-9
 
@@ -276,7 +282,7 @@ def test_fuse_never_hurts():
     def examples(inst, data):
         reach.tried()
         job = make_job(*inst)
-        nodes = alg.NodeHeap(job.capacity)
+        nodes = steps.NodeHeap(job.capacity)
         node = np.full(job.m, -1, dtype=np.int64)
         hosted: list[list[int]] = [[] for _ in range(job.K)]
         for t in range(job.m):
@@ -289,7 +295,7 @@ def test_fuse_never_hurts():
             return
         x, y = data.draw(st.permutations(range(job.K)))[:2]
         before, total = gain(job, node), loads(job, node).sum()
-        res = alg.fuse(nodes, hosted, x, y)
+        res = steps.fuse(nodes, hosted, x, y)
         if res is None:
             return
         reach.reached()
@@ -334,7 +340,7 @@ def test_storm_closed_form(mult, kuse, K, data):
     G = len(n)
     edges = [(i, j, 10.0 * (i + j + 1)) for i in range(G) for j in range(i + 1, G) if data.draw(st.booleans())]
     job = make_job(n, [float(x) for x in n], edges, [1000.0] * K)
-    a = alg.storm_rr(job, kuse=kuse)
+    a = storm_rr(job, kuse=kuse)
     assert a.info["kuse"] == kuse and a.success
     assert gain(job, a.node) == pytest.approx(job.imc_total / kuse)
 
@@ -346,12 +352,12 @@ def test_storm_closed_form(mult, kuse, K, data):
 def test_regranularisation(costs, caps, tasks):
     G = len(costs)
     job = make_job([tasks] * G, costs, [(g, g + 1, 10) for g in range(G - 1)], caps)
-    reg = alg.regranularise(job)
+    reg = relax.regranularise(job)
     d = reg.meta["regranularised_d"]
     assert np.all(reg.costs == d) and np.all(reg.capacity % d == 0) and reg.cost.sum() == sum(costs)
     feasible = sum(costs) <= sum(caps)
-    assert alg.ffd(reg).success == feasible
-    r = alg.with_retry(alg.td, job)
+    assert ffd(reg).success == feasible
+    r = relax.with_retry(td, job)
     if feasible:
         assert r.success
     if r.info["regranularised"]:
@@ -371,10 +377,10 @@ def test_complexity_counts(cap):
     td_counts = set()
     for tasks in (10, 20, 40, 80):
         job = e4(tasks, cap)
-        a = alg.td(job)
+        a = td(job)
         assert a.success
         td_counts.add((a.info["slices"], a.info["heap_ops"], a.info["singles"]))
-        b = alg.tl(job, seed=0)
+        b = tl(job, seed=0)
         assert b.info["pairs"] == 3 * tasks * tasks
     assert len(td_counts) == 1, td_counts
 
@@ -386,7 +392,7 @@ def test_determinism(inst, seed):
     job = make_job(*inst)
     for name, run in RUNS.items():
         assert np.array_equal(run(job, seed).node, run(job, seed).node), name
-    assert np.array_equal(alg.allocate(job, "td", seed=1).node, alg.allocate(job, "td", seed=2).node)
+    assert np.array_equal(TD().allocate(job, 1).node, TD().allocate(job, 2).node)
 
 
 # ---------------------------------------------------------------------------------------------- 7.16 E2 priority
@@ -398,11 +404,11 @@ def test_e2_priority():
     for f in (2.0, 1.9, 1.8):
         job = e2(f)
         for s in range(30):
-            assert np.array_equal(alg.tl(job, key="imc", seed=s).node, alg.tl(job, key="rs", seed=s).node)
+            assert np.array_equal(tl(job, key="imc", seed=s).node, tl(job, key="rs", seed=s).node)
     for f in (1.7, 1.6, 1.4, 1.2):
         job = e2(f)
-        imc = np.mean([gain(job, alg.tl(job, key="imc", seed=s).node) for s in range(30)])
-        rs = np.mean([gain(job, alg.tl(job, key="rs", seed=s).node) for s in range(30)])
+        imc = np.mean([gain(job, tl(job, key="imc", seed=s).node) for s in range(30)])
+        rs = np.mean([gain(job, tl(job, key="rs", seed=s).node) for s in range(30)])
         assert rs >= imc - 1e-9, (f, rs, imc)
 
 
@@ -443,12 +449,12 @@ def test_monitor_reports_static_overload():
     assert res[-1].violations_td_rc == 0 and any(p.reconfigure for p in res)
 
 
-# ---------------------------------------------------------------------------------------------- 2.7.3 split, allocate
+# --------------------------------------------------------------------------------------------- 2.7.3 split; classes
 @FEW
 @given(instances())
 def test_split_uniform_is_identity(inst):
     job = make_job(*inst)
-    sub, origin = alg.split_skewed(job)
+    sub, origin = relax.split_skewed(job)
     assert np.array_equal(origin, np.arange(job.m))
     assert sub.groups == job.groups and np.array_equal(sub.tasks, job.tasks)
     assert np.allclose(sub.cost, job.cost) and np.array_equal(sub.src, job.src) and np.allclose(sub.rate, job.rate)
@@ -465,7 +471,7 @@ def test_split_skewed_maps_back(inst, data, strategy):
           .reshape(n[i], n[j]) for e, (i, j, _) in enumerate(edges)} if measured else None
     job = Job("skew", base.groups, base.tasks, base.cost, base.src, base.dst, base.rate, base.capacity,
               task_cost=tc, link_rate=lr)
-    sub, origin = alg.split_skewed(job, 0.1)
+    sub, origin = relax.split_skewed(job, 0.1)
     assert sorted(origin.tolist()) == list(range(job.m))
     assert sub.uniform and sub.m == job.m
     assert sub.imc_total == pytest.approx(job.imc_total)
@@ -475,40 +481,59 @@ def test_split_skewed_maps_back(inst, data, strategy):
         c = tc[origin[sub.offset[g]:sub.offset[g + 1]]]
         assert c.max() <= c.min() * 1.1 + 1e-12
         assert sub.per_task[g] == pytest.approx(c.max())
-    a = alg.allocate(job, strategy, seed=3)
-    b = getattr(alg, {"td": "td", "tl": "tl", "storm": "storm_rr", "ffd": "ffd", "naive": "naive"}[strategy])
-    inner = b(sub, **({"seed": 3} if strategy in ("tl", "naive") else {}))
+    o = registry.get("allocation", strategy)().allocate(job, 3)
+    inner = {"td": td, "tl": tl, "storm": storm_rr, "ffd": ffd, "naive": naive}[strategy](
+        sub, **({"seed": 3} if strategy in ("tl", "naive") else {}))
     expect = np.full(job.m, -1, dtype=np.int64)
     expect[origin] = inner.node
-    assert np.array_equal(a.node, expect)
-    assert a.info["subgroups"] == sub.G
-    ev = evaluate(job, a.node)
-    assert a.success == (ev.unplaced == 0 and ev.violations == 0)
+    assert np.array_equal(o.node, expect) and o.job is job
+    assert o.stats["subgroups"] == sub.G
     if strategy != "storm":  # mapped back, a capacity-respecting allocation still respects capacity
-        assert ev.violations == 0
+        assert evaluate(job, o.node).violations == 0
 
 
-def test_allocate_errors_and_names():
+#: every heuristic's registry class with its defaults and with the parameters of the spec's literal
+#: algorithms and ablations (TD's A7 and A8 undone, Storm on every node)
+HEURISTIC_RUNS = [("td", {}), ("td", {"k0": "push"}), ("td", {"second": "first"}), ("td-imc", {}), ("tl", {}),
+                  ("tl-imct", {}), ("tl-rs", {}), ("naive", {}), ("storm", {}), ("storm", {"kuse": "all"}),
+                  ("random", {}), ("ffd", {})]
+SEEDED = ("tl", "tl-imct", "tl-rs", "naive", "random")
+
+
+def test_heuristic_classes_run_their_function():
+    """A heuristic's registry class on a uniform job is its function with the class's parameters."""
     job = e1()
-    for name in alg.STRATEGIES:
-        a = alg.allocate(job, name, seed=0)
-        assert a.node.shape == (job.m,)
-    with pytest.raises(SkewbenchError, match=r"^unknown allocation strategy 'nope'; choose from \['ffd', "):
-        alg.allocate(job, "nope")
-    with pytest.raises(SkewbenchError, match=r"^td: unknown parameter\(s\) \['bogus'\]$"):
-        alg.allocate(job, "td", bogus=1)
+    fns = {"td": td, "td-imc": td, "tl": tl, "tl-imct": tl, "tl-rs": tl, "naive": naive, "storm": storm_rr,
+           "random": random_fit, "ffd": ffd}
+    for name, params in HEURISTIC_RUNS:
+        obj = registry.get("allocation", name)(**params)
+        o = obj.allocate(job, 4)
+        kw = {k: v for k, v in obj.params.items() if k not in ("retry", "skew_eps")}
+        direct = fns[name](job, **kw, **({"seed": 4} if name in SEEDED else {}))
+        assert o.node.shape == (job.m,) and o.job is job, (name, params)
+        assert np.array_equal(o.node, direct.node), (name, params)
+
+
+def test_heuristic_errors_and_retry():
+    job = e1()
+    with pytest.raises(SkewbenchError, match=r"^unknown allocation strategy 'td-push' \(known: td, td-imc, "):
+        registry.get("allocation", "td-push")
+    with pytest.raises(SkewbenchError, match=r"^td: unknown parameter\(s\) \['bogus'\]; it takes \['k0', "):
+        TD(bogus=1)
     with pytest.raises(SkewbenchError, match=r"^tl: key must be one of \['imc', 'imct', 'rs'\], got 'xyz'$"):
-        alg.tl(job, key="xyz")
+        tl(job, key="xyz")
     with pytest.raises(SkewbenchError, match=r"^td: k0 must be 'shrink' or 'push', got 'never'$"):
-        alg.td(job, k0="never")
+        td(job, k0="never")
     with pytest.raises(SkewbenchError, match=r"^storm: kuse must be 'load', 'all' or an integer >= 1, got 'some'$"):
-        alg.storm_rr(job, kuse="some")
+        storm_rr(job, kuse="some")
     with pytest.raises(SkewbenchError, match=r"^td: job 's' has measured per-task costs or link rates; split it "
-                                             r"with split_skewed \(spec 2\.7\.3\) or use allocate\(\)$"):
-        alg.td(Job("s", ["a"], [2], [10.0], [], [], [], [100.0], task_cost=[4.0, 6.0]))
-    assert np.allclose(alg.heterogeneous_capacities([1, 4, 2]), [100, 400, 200])
+                                             r"with split_skewed \(spec 2\.7\.3\) or allocate it with its "
+                                             r"strategy class$"):
+        td(Job("s", ["a"], [2], [10.0], [], [], [], [100.0], task_cost=[4.0, 6.0]))
+    assert np.allclose(relax.heterogeneous_capacities([1, 4, 2]), [100, 400, 200])
     # retry: a job that fails single-pass but is feasible succeeds after re-granularisation
     job = make_job([3], [180], [], [100, 100])  # tasks of 60: only 1 per node, 3rd does not fit
-    assert not alg.allocate(job, "ffd").success
-    r = alg.allocate(job, "ffd", retry=True)
-    assert r.success and r.job is not None and r.info["regranularised"]
+    assert np.any(FFD().allocate(job, 0).node < 0)
+    r = FFD(retry=True).allocate(job, 0)
+    assert r.job is not job and r.stats["regranularised"] and np.all(r.node >= 0)
+    assert evaluate(r.job, r.node).violations == 0

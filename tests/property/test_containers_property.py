@@ -1,5 +1,5 @@
-"""Flink, Kubernetes and Heron placement (skewbench.allocation.containers): the module equals the plain-Python
-reference (tests/reference/containers_ref.py) on random job graphs, and the properties of
+"""Flink, Kubernetes and Heron placement (skewbench.allocation.strategies.containers): the module equals the
+plain-Python reference (tests/reference/containers_ref.py) on random job graphs, and the properties of
 practice-allocation.spec.md section 7 hold (items 1, 3-8, 11, 12) with the E1 regression values of item 2."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skewbench import registry
-from skewbench.allocation import algorithms as alg
-from skewbench.allocation import containers as ct
 from skewbench.allocation.model import Job, counts, fits, gain, loads
+from skewbench.allocation.strategies import containers as ct
+from skewbench.allocation.strategies.stormrr import storm_rr
 from skewbench.errors import SkewbenchError
 from tests.property.reach import Reach
 from tests.reference import containers_ref as ref
@@ -371,7 +371,7 @@ def test_heron_rr_is_storm_rr(inst, data):
     for containers in (0, "all", data.draw(st.integers(1, job.K))):
         o = run("heron-rr", job, containers=containers)
         C = o.stats["containers"]
-        storm = alg.storm_rr(job, kuse=C)
+        storm = storm_rr(job, kuse=C)
         assert storm.info["kuse"] == C
         assert o.node.tolist() == storm.node.tolist()
         if job.m % C == 0:

@@ -1,4 +1,4 @@
-"""Storm's placement strategies (skewbench.allocation.storm): the module equals the plain-Python reference
+"""Storm's placement strategies (skewbench.allocation.strategies.storm): the module equals the plain-Python reference
 (tests/reference/storm_ref.py) on random job graphs, and the properties of practice-allocation.spec.md
 section 7 hold for RSTORM, RAS, RAS-PROX and RAS-RR (items 1, 2, 6, 9, 10, 11, 12)."""
 
@@ -10,8 +10,8 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from skewbench import registry
-from skewbench.allocation import storm as S
 from skewbench.allocation.model import Job, counts, fits, gain, loads
+from skewbench.allocation.strategies import storm as S
 from skewbench.errors import SkewbenchError
 from tests.property.reach import Reach
 from tests.reference import storm_ref as ref

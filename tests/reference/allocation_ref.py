@@ -1,5 +1,6 @@
 """Plain-Python reference of SINGLES, FUSE, TL, TD and STORM-RR (allocation.spec.md 2.0-2.4), used only by
-tests to check :mod:`skewbench.allocation.algorithms` on random uniform instances.
+tests to check :mod:`skewbench.allocation.steps` and the heuristics of :mod:`skewbench.allocation.strategies`
+on random uniform instances.
 
 Everything here works task by task on lists, following the spec's pseudocode literally: the node "heap"
 is a linear scan for the largest free capacity (lowest index on ties), SINGLES places one task at a

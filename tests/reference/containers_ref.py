@@ -1,5 +1,5 @@
 """Plain-Python reference of FLINK, K8S and HERON (practice-allocation.spec.md 2.4-2.6), used only by tests to
-check :mod:`skewbench.allocation.containers` on random instances.
+check :mod:`skewbench.allocation.strategies.containers` on random instances.
 
 Everything here follows the spec's pseudocode literally, one task at a time, on lists and dicts; nothing is
 shared with the module.  An instance is given as plain lists: ``n`` (tasks per group), ``edges`` [(i, j, ...)],

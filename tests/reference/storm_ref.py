@@ -1,6 +1,6 @@
 """Plain-Python reference of Storm's placement strategies (practice-allocation.spec.md 2.1-2.3): RSTORM,
 RAS with the connection-count and the proximity executor orders, and RAS-RR.  Used only by tests to
-check :mod:`skewbench.allocation.storm`; nothing is shared with it.
+check :mod:`skewbench.allocation.strategies.storm`; nothing is shared with it.
 
 Each function restates the spec's pseudocode line by line.  An instance is plain lists: ``n`` (tasks
 per group), ``cost`` (the CPU demand p(t) of every task, group after group), ``edges`` [(i, j)] and

@@ -7,7 +7,7 @@ words, the E5 generator only in outline (A18), and the E6-E8 topology annotation
 figures, so the Twitter and stock jobs carry placeholder annotations (A23) and the magnitudes of
 R7, R8 and R10 are not comparable with the paper's; only their directions are checked.
 
-The numbers are computed here by calling the heuristics (:mod:`skewbench.allocation.algorithms`),
+The numbers are computed here by calling the heuristics (the modules of :mod:`skewbench.allocation.strategies`),
 the exact optimum (:func:`skewbench.allocation.opt.solve`, F2) and the monitor
 (:func:`skewbench.allocation.monitor.monitor`) directly, and evaluated with the count form of phi
 (:func:`skewbench.allocation.model.gain`).  Optimality is the spec's ratio of sums,
@@ -30,10 +30,13 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from skewbench.allocation import algorithms as alg
 from skewbench.allocation import instances, opt
 from skewbench.allocation.model import collocated_links, counts, evaluate, gain
 from skewbench.allocation.monitor import monitor
+from skewbench.allocation.strategies.naive import naive
+from skewbench.allocation.strategies.stormrr import storm_rr
+from skewbench.allocation.strategies.td import td
+from skewbench.allocation.strategies.tl import tl
 from tests.reproduction.common import E5_COUNT, e5_reference, record, rounds_to
 
 pytestmark = pytest.mark.reproduction
@@ -54,7 +57,7 @@ def e1_tl(key: str) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     job = instances.example2()[0]
     out = []
     for s in range(E1_SEEDS):
-        a = alg.tl(job, key=key, seed=s)
+        a = tl(job, key=key, seed=s)
         assert a.success
         out.append((collocated_links(job, a.node), counts(job, a.node)))
     return tuple(out)
@@ -62,7 +65,7 @@ def e1_tl(key: str) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
 
 def test_r1_td_puts_five_v1_and_ten_v2_on_two_nodes_and_opt_gains_more():
     job = instances.example2()[0]
-    a = alg.td(job)
+    a = td(job)
     links = collocated_links(job, a.node)
     a_gk = counts(job, a.node)
     v12_nodes = sorted((int(a_gk[0, k]), int(a_gk[1, k])) for k in range(job.K) if a_gk[0, k] or a_gk[1, k])
@@ -101,7 +104,7 @@ def test_r1_tl_v1_v2_links_over_200_seeds():
 
 def test_r2_no_v2_v3_link_is_collocated():
     job = instances.example2()[0]
-    td_links = collocated_links(job, alg.td(job).node)
+    td_links = collocated_links(job, td(job).node)
     tl_v23 = [int(links[1]) for key in ("rs", "imc") for links, _ in e1_tl(key)]
     tl_v34 = Counter(int(links[2]) for links, _ in e1_tl("rs"))
     tl_v34_imc = Counter(int(links[2]) for links, _ in e1_tl("imc"))
@@ -123,7 +126,7 @@ def test_r3_imc_policy_falls_linearly_rs_stays_above():
         imc, rs = [], []
         same = True
         for s in range(TL_SEEDS):
-            a, b = alg.tl(job, key="imc", seed=s), alg.tl(job, key="rs", seed=s)
+            a, b = tl(job, key="imc", seed=s), tl(job, key="rs", seed=s)
             assert a.success and b.success
             imc.append(gain(job, a.node))
             rs.append(gain(job, b.node))
@@ -167,7 +170,7 @@ def test_r4_td_equals_opt_and_tl_degrades_with_asymmetry():
     td_g, opt_g, tl_mean, tl_min, tl_max = {}, {}, {}, {}, {}
     for job in instances.asymmetry():
         f = int(job.meta["f"])
-        a = alg.td(job)
+        a = td(job)
         assert a.success
         td_g[f] = gain(job, a.node)
         o = opt.solve(job, method="f2")
@@ -175,7 +178,7 @@ def test_r4_td_equals_opt_and_tl_degrades_with_asymmetry():
         opt_g[f] = float(o.gain)
         g = []
         for s in range(TL_SEEDS):
-            b = alg.tl(job, key="imc", seed=s)
+            b = tl(job, key="imc", seed=s)
             assert b.success
             g.append(gain(job, b.node))
         tl_mean[f], tl_min[f], tl_max[f] = float(np.mean(g)), float(min(g)), float(max(g))
@@ -202,7 +205,7 @@ def test_r5_r11_operation_counts_on_the_e4_pipeline():
     td_info, tl_pairs = {}, {}
     for t in (10, 30, 100, 300):
         job = instances.pipeline(tasks_per_group=t)[0]
-        a, b = alg.td(job), alg.tl(job, seed=0)
+        a, b = td(job), tl(job, seed=0)
         assert a.success and b.success
         td_info[t] = {k: a.info[k] for k in ("slices", "fusions", "singles", "heap_ops")}
         tl_pairs[t] = b.info["pairs"]
@@ -230,8 +233,8 @@ def test_r5_td_at_least_fifty_times_tl_and_the_gap_widens():
     ratio = {}
     for t, repeats in ((10, 20), (30, 10), (100, 5), (300, 3)):
         job = instances.pipeline(tasks_per_group=t)[0]
-        assert alg.td(job).success and alg.tl(job, seed=0).success
-        ratio[t] = fastest(lambda: alg.tl(job, seed=0), repeats) / fastest(lambda: alg.td(job), 50)
+        assert td(job).success and tl(job, seed=0).success
+        ratio[t] = fastest(lambda: tl(job, seed=0), repeats) / fastest(lambda: td(job), 50)
     record("R5 TD / TL rate (E4)", ratio=ratio)
     assert ratio[100] >= 50, ratio
     assert ratio[10] < ratio[30] < ratio[100] < ratio[300], ratio
@@ -239,14 +242,14 @@ def test_r5_td_at_least_fifty_times_tl_and_the_gap_widens():
 
 # --------------------------------------------------------------------------------------------- E5
 E5_STRATEGIES = {
-    "td-rs": lambda job, i: alg.td(job),
-    "td-imc": lambda job, i: alg.td(job, key="imc"),
-    "td-push": lambda job, i: alg.td(job, k0="push"),      # A7 ablation: the literal k = 0 rule
-    "td-first": lambda job, i: alg.td(job, second="first"),  # A8 ablation: the literal mode "second"
-    "tl-imc": lambda job, i: alg.tl(job, key="imc", seed=i),  # TL's shuffle seeded with the graph index (E5)
-    "tl-imct": lambda job, i: alg.tl(job, key="imct", seed=i),
-    "tl-rs": lambda job, i: alg.tl(job, key="rs", seed=i),
-    "storm": lambda job, i: alg.storm_rr(job),
+    "td-rs": lambda job, i: td(job),
+    "td-imc": lambda job, i: td(job, key="imc"),
+    "td-push": lambda job, i: td(job, k0="push"),      # A7 ablation: the literal k = 0 rule
+    "td-first": lambda job, i: td(job, second="first"),  # A8 ablation: the literal mode "second"
+    "tl-imc": lambda job, i: tl(job, key="imc", seed=i),  # TL's shuffle seeded with the graph index (E5)
+    "tl-imct": lambda job, i: tl(job, key="imct", seed=i),
+    "tl-rs": lambda job, i: tl(job, key="rs", seed=i),
+    "storm": lambda job, i: storm_rr(job),
 }
 
 
@@ -384,16 +387,16 @@ def sweep(topology: str) -> list[dict]:
     """TD-RS, TD-IMC, TL-IMC (30 seeds) and STORM-RR at every mu of the topology's capacity sweep."""
     rows = []
     for job in getattr(instances, topology)():
-        td_rs, td_imc, storm = alg.td(job), alg.td(job, key="imc"), alg.storm_rr(job)
+        td_rs, td_imc, storm = td(job), td(job, key="imc"), storm_rr(job)
         assert td_rs.success and td_imc.success
-        tl = []
+        tl_gains = []
         for s in range(TL_SEEDS):
-            b = alg.tl(job, key="imc", seed=s)
+            b = tl(job, key="imc", seed=s)
             assert b.success
-            tl.append(gain(job, b.node))
+            tl_gains.append(gain(job, b.node))
         rows.append({"mu": float(job.capacity[0]), "imc_total": job.imc_total, "total_pc": job.total_cost,
-                     "td": gain(job, td_rs.node), "td_imc": gain(job, td_imc.node), "tl": float(np.mean(tl)),
-                     "tl_min": float(min(tl)), "tl_max": float(max(tl)), "storm": gain(job, storm.node),
+                     "td": gain(job, td_rs.node), "td_imc": gain(job, td_imc.node), "tl": float(np.mean(tl_gains)),
+                     "tl_min": float(min(tl_gains)), "tl_max": float(max(tl_gains)), "storm": gain(job, storm.node),
                      "storm_ok": bool(storm.success), "storm_kuse": int(storm.info["kuse"])})
     return rows
 
@@ -496,10 +499,10 @@ def test_r12_everything_converges_once_the_job_fits_one_node(topology):
     mu = instances.capacity_sweep(topology)[-1]
     job = getattr(instances, topology)([mu])[0]
     assert mu >= job.total_cost
-    gains = {"td-rs": gain(job, alg.td(job).node), "td-imc": gain(job, alg.td(job, key="imc").node),
-             "storm": gain(job, alg.storm_rr(job).node), "naive": gain(job, alg.naive(job).node)}
+    gains = {"td-rs": gain(job, td(job).node), "td-imc": gain(job, td(job, key="imc").node),
+             "storm": gain(job, storm_rr(job).node), "naive": gain(job, naive(job).node)}
     for key in ("imc", "imct", "rs"):
-        gains[f"tl-{key} (min of {TL_SEEDS} seeds)"] = min(gain(job, alg.tl(job, key=key, seed=s).node)
+        gains[f"tl-{key} (min of {TL_SEEDS} seeds)"] = min(gain(job, tl(job, key=key, seed=s).node)
                                                             for s in range(TL_SEEDS))
     o = opt.solve(job, method="f2", time_limit=60.0)  # about 7 s on the stock job
     assert o.status == "optimal"
@@ -573,7 +576,7 @@ def test_r10_adapting_to_the_input_rate():
     assert rounds_to(segs[0]["td_static"], 80.33, 0.01) and rounds_to(segs[0]["storm_static"], 71.50, 0.01), segs[0]
     assert rounds_to(segs[0]["td_static"] / segs[0]["storm_static"], 1.12, 0.01), segs[0]
     # TD-static / STORM-static = 1.12 at every period (80.33 vs 71.50 at the peak; Storm's round robin on 2 nodes)
-    assert alg.storm_rr(instances.twitter_e8()[0]).info["kuse"] == 2
+    assert storm_rr(instances.twitter_e8()[0]).info["kuse"] == 2
     assert all(p.phi_td_static / p.phi_storm_static == pytest.approx(80.3333 / 71.5, abs=1e-4) for p in periods)
     # TD-RC per segment: 80.3 / 71.5 / 87.4 / 42.9 / 80.3 / 85.8 MB/s, constant within each
     assert [round(min(s["td_rc"]), 1) for s in segs] == [80.3, 71.5, 87.4, 42.9, 80.3, 85.8]

@@ -14,7 +14,7 @@ does, without its MILP (a second at most here, so that the command stays interac
 
 The optimum lies in ``[lower, upper]``; when they meet it is exact.
 
-:func:`lpt_loads` equals :func:`skewbench.solver._lpt` on the counts sorted descending, load
+:func:`lpt_loads` equals :func:`skewbench.solver.lpt` on the counts sorted descending, load
 for load, but places each run of keys with the same count at once: ``c`` keys of count ``v``
 take the ``c`` smallest of the levels ``l_j + t v`` (``t >= 0``) in the order ``(level, j)``,
 which is the order one-at-a-time LPT visits them in, found by a binary search over the level.

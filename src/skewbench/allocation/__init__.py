@@ -6,13 +6,15 @@ job-graph instances (groups of tasks, all-to-all edges with rates, node capaciti
 the exact optimum.  Its modules, by the
 family contract (``docs/extending.md``):
 
+``strategies/``   the strategies, one module per strategy or small related group: TD, TL, NAIVE,
+                  Storm's round robin, random fit and FFD (spec 2), OPT, METIS, Storm's resource-aware
+                  placements, Flink's, kube-scheduler's and Heron's (each class with its settings)
 ``model``         the job model and the evaluation of an allocation (spec 1, 3)
-``algorithms``    NAIVE, TL, TD, Storm's round robin, random fit, FFD; the relaxations (spec 2)
+``steps``         the heuristics' shared steps: the node heap, SINGLES, FUSE, link orders (spec 2.0)
+``relax``         the relaxations: re-granularisation, heterogeneous capacities, skew subgroups (spec 2.7)
 ``monitor``       the monitor-and-reallocate loop (spec 2.8)
-``opt``           OPT: the exact optimum as a MILP (HiGHS), cross-checked with CP-SAT
-``partition``     a METIS graph-partitioning baseline
-``storm``         Storm's placements: R-Storm (v1.0.x), RAS and its proximity and round-robin variants (2.x)
-``containers``    Flink's slot sharing (pack, spread, fine-grained), kube-scheduler's scoring, Heron's packings
+``opt``           the exact optimum as a MILP (HiGHS), cross-checked with CP-SAT
+``partition``     the METIS graph partitioning and its capacity repair
 ``instances``     the paper's instance generators, user job graphs (JSON), grouping replays
 ``store``         job graphs on the dataset contract; ``workloads`` the catalog's generators
 ``engine``, ``schema``, ``expectations``, ``report``, ``cli``, ``params``: as every family
@@ -22,28 +24,28 @@ This module is the family's strategy table and is read at DAG parse time: it imp
 
 _S = "skewbench.allocation.strategies"
 STRATEGIES = {
-    "td": f"{_S}:TD",
-    "td-imc": f"{_S}:TDIMC",
-    "tl": f"{_S}:TL",
-    "tl-imct": f"{_S}:TLIMCt",
-    "tl-rs": f"{_S}:TLRS",
-    "naive": f"{_S}:Naive",
-    "storm": f"{_S}:StormRR",
-    "random": f"{_S}:RandomFit",
-    "ffd": f"{_S}:FFD",
-    "opt": f"{_S}:OPT",
-    "metis": f"{_S}:Metis",
-    "rstorm": "skewbench.allocation.storm:RStorm",
-    "ras": "skewbench.allocation.storm:RAS",
-    "ras-prox": "skewbench.allocation.storm:RASProx",
-    "ras-rr": "skewbench.allocation.storm:RASRR",
-    "flink-pack": "skewbench.allocation.containers:FlinkPack",
-    "flink-spread": "skewbench.allocation.containers:FlinkSpread",
-    "flink-fg": "skewbench.allocation.containers:FlinkFG",
-    "k8s-least": "skewbench.allocation.containers:K8sLeast",
-    "k8s-most": "skewbench.allocation.containers:K8sMost",
-    "heron-rr": "skewbench.allocation.containers:HeronRR",
-    "heron-ffd": "skewbench.allocation.containers:HeronFFD",
+    "td": f"{_S}.td:TD",
+    "td-imc": f"{_S}.td:TDIMC",
+    "tl": f"{_S}.tl:TL",
+    "tl-imct": f"{_S}.tl:TLIMCt",
+    "tl-rs": f"{_S}.tl:TLRS",
+    "naive": f"{_S}.naive:Naive",
+    "storm": f"{_S}.stormrr:StormRR",
+    "random": f"{_S}.baselines:RandomFit",
+    "ffd": f"{_S}.baselines:FFD",
+    "opt": f"{_S}.optimum:OPT",
+    "metis": f"{_S}.metis:Metis",
+    "rstorm": f"{_S}.storm:RStorm",
+    "ras": f"{_S}.storm:RAS",
+    "ras-prox": f"{_S}.storm:RASProx",
+    "ras-rr": f"{_S}.storm:RASRR",
+    "flink-pack": f"{_S}.containers:FlinkPack",
+    "flink-spread": f"{_S}.containers:FlinkSpread",
+    "flink-fg": f"{_S}.containers:FlinkFG",
+    "k8s-least": f"{_S}.containers:K8sLeast",
+    "k8s-most": f"{_S}.containers:K8sMost",
+    "heron-rr": f"{_S}.containers:HeronRR",
+    "heron-ffd": f"{_S}.containers:HeronFFD",
 }
 #: what ``skewbench replay allocation`` (and the nightly run) runs when no strategies are named: the
 #: paper's heuristics, the optimum, and the placements engines ship (Storm's RAS, Flink's default)

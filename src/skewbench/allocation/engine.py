@@ -100,7 +100,7 @@ def _solve(job: Job, method: str, time_limit: float, node_limit: int, cache: dic
 def _run(strategy: Any, job: Job, seed: int, config: AllocConfig, cache: dict) -> tuple[Any, float]:
     """The outcome of one invocation and its seconds per call (repeated up to ``min_time``)."""
     if strategy.exact:
-        from skewbench.allocation.strategies import Outcome
+        from skewbench.allocation.strategies.base import Outcome
 
         t0 = time.perf_counter()
         o = _solve(job, strategy.params["method"], float(strategy.params["time_limit"]),

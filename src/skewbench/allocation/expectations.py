@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from skewbench.validation.core import between, index_gap, numeric, zero
+from skewbench.validation.core import between, numeric, with_index_gap, zero
 
 FLOAT_TOL = 1e-6
 STATUSES = ["optimal", "time_limit", "infeasible", "too_large", "off", "error"]
@@ -68,9 +68,7 @@ def derive_summary(table: pa.Table, frame: pd.DataFrame, manifest: Mapping[str, 
 
 def derive_series(table: pa.Table, frame: pd.DataFrame, summary: pd.DataFrame,
                   manifest: Mapping[str, Any]) -> pd.DataFrame:
-    df = frame.copy()
-    if (gap := index_gap(df)) is not None:
-        df["window_index_gap"] = gap
+    df = with_index_gap(frame)
     with np.errstate(all="ignore"):
         if c := numeric(df, "gain", "opt_gain", "violations"):  # an overloaded allocation may gain more
             df["gain_over_opt"] = (c[0] - c[1] - FLOAT_TOL * np.maximum(1.0, c[1].abs())).where(c[2] == 0)

@@ -19,8 +19,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from skewbench.allocation.algorithms import Allocation, storm_rr, td, with_retry
 from skewbench.allocation.model import Job, evaluate
+from skewbench.allocation.relax import with_retry
+from skewbench.allocation.steps import Allocation
+from skewbench.allocation.strategies.stormrr import storm_rr
+from skewbench.allocation.strategies.td import td
 from skewbench.errors import SkewbenchError
 
 

@@ -51,10 +51,17 @@ class Optimum:
     method: str
 
 
-def _prepare(job: Job, time_limit: float) -> None:
+def _prepare(job: Job, time_limit: float, method: str, uniform_only: str = "") -> tuple[float, Optimum | None]:
+    """The start of every formulation: the clock, the checks of the job and of ``time_limit`` (and, when
+    ``uniform_only`` says why, of a uniform job), and the answer "infeasible" when the job obviously
+    has no complete allocation (None otherwise)."""
+    t0 = time.perf_counter()
     job.validate()
     if not (time_limit > 0):
         raise SkewbenchError(f"time_limit must be > 0 seconds, got {time_limit}")
+    if uniform_only and not job.uniform:
+        raise SkewbenchError(uniform_only)
+    return t0, (_result(job, None, "infeasible", None, None, t0, method) if _obviously_infeasible(job) else None)
 
 
 def _obviously_infeasible(job: Job) -> bool:
@@ -128,12 +135,10 @@ def solve_f2(job: Job, time_limit: float = 10.0, max_configs: int = MAX_CONFIGS,
     their number exceeds ``max_configs`` the answer is "too_large" without solving.  The allocation
     puts the tasks of each group, in index order, onto the nodes of each class, in index order.
     """
-    t0 = time.perf_counter()
-    _prepare(job, time_limit)
-    if not job.uniform:
-        raise SkewbenchError("F2 needs uniform costs (Eq. 1); use F1 for measured task costs or link rates")
-    if _obviously_infeasible(job):
-        return _result(job, None, "infeasible", None, None, t0, "f2")
+    t0, infeasible = _prepare(job, time_limit, "f2",
+                              "F2 needs uniform costs (Eq. 1); use F1 for measured task costs or link rates")
+    if infeasible is not None:
+        return infeasible
     p, n, w = job.per_task, job.tasks, job.per_link
     classes = _classes(job)
     confs, cls_of = [], []
@@ -239,10 +244,9 @@ def solve_f1(job: Job, time_limit: float = 10.0, max_columns: int = MAX_F1_COLUM
     repeating them ends at an equivalent allocation that satisfies both.  More than ``max_columns``
     columns: "too_large".
     """
-    t0 = time.perf_counter()
-    _prepare(job, time_limit)
-    if _obviously_infeasible(job):
-        return _result(job, None, "infeasible", None, None, t0, "f1")
+    t0, infeasible = _prepare(job, time_limit, "f1")
+    if infeasible is not None:
+        return infeasible
     m, K = job.m, job.K
     lt, lu, lw = _links(job)
     L = lt.size
@@ -392,7 +396,7 @@ class _CpSatWorker:
         root = os.path.dirname(os.path.dirname(os.path.abspath(skewbench.__file__)))
         env = dict(os.environ)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        code = "from skewbench.allocation.opt import _serve; _serve()"
+        code = "from skewbench.allocation.opt import serve_cp_sat; serve_cp_sat()"
         proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 env=env)
         atexit.register(self._stop, proc)
@@ -428,8 +432,9 @@ class _CpSatWorker:
         raise AssertionError("unreachable")
 
 
-def _serve() -> None:
-    """The helper's loop: read (args), answer :func:`_cpsat_counts` (args); fd 1 is kept for the protocol."""
+def serve_cp_sat() -> None:
+    """The CP-SAT helper process's entry point (:class:`_CpSatWorker` starts it): read (args), answer
+    :func:`_cpsat_counts` (args); fd 1 is kept for the protocol."""
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything the solver prints goes to stderr, not into the protocol
     inp = sys.stdin.buffer
@@ -464,12 +469,9 @@ def solve_f3(job: Job, time_limit: float = 10.0, max_products: int = MAX_F3_PROD
     Uniform jobs only; one search worker, fixed seed (deterministic); runs in a helper process
     (see :class:`_CpSatWorker`), whose start-up (about a second) the first call pays.
     """
-    t0 = time.perf_counter()
-    _prepare(job, time_limit)
-    if not job.uniform:
-        raise SkewbenchError("F3 is a count model: it needs uniform costs (Eq. 1)")
-    if _obviously_infeasible(job):
-        return _result(job, None, "infeasible", None, None, t0, "f3")
+    t0, infeasible = _prepare(job, time_limit, "f3", "F3 is a count model: it needs uniform costs (Eq. 1)")
+    if infeasible is not None:
+        return infeasible
     live = np.flatnonzero(job.per_link > 0)
     if live.size * job.K > max_products:
         return _result(job, None, "too_large", None, None, t0, "f3")

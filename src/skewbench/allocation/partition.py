@@ -12,6 +12,7 @@ import numpy as np
 
 from skewbench.allocation.model import Job, fits, gain
 from skewbench.errors import SkewbenchError
+from skewbench.solver import CSR
 
 #: integer resolution of METIS's vertex and edge weights (the largest weight maps to this)
 WEIGHT_RESOLUTION = 10_000
@@ -37,18 +38,8 @@ def _links(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _symmetric(m: int, t: np.ndarray, u: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR of the undirected task graph: both directions, parallel links (i->j and j->i) summed."""
-    a = np.concatenate([t, u]); b = np.concatenate([u, t]); v = np.concatenate([r, r])
-    order = np.lexsort((b, a))
-    a, b, v = a[order], b[order], v[order]
-    if a.size:
-        new = np.ones(a.size, dtype=bool)
-        new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
-        starts = np.flatnonzero(new)
-        v = np.add.reduceat(v, starts)
-        a, b = a[starts], b[starts]
-    xadj = np.zeros(m + 1, dtype=np.int64)
-    np.add.at(xadj, a + 1, 1)
-    return np.cumsum(xadj), b, v
+    g = CSR.from_triplets(np.concatenate([t, u]), np.concatenate([u, t]), np.concatenate([r, r]), (m, m))
+    return g.indptr, g.indices, g.data
 
 
 def _to_int(x: np.ndarray) -> np.ndarray:

@@ -54,6 +54,15 @@ def _label(row: pd.Series) -> str:
     return base if not shown else f"{base} " + " ".join(f"{k}={v}" for k, v in sorted(shown.items()))
 
 
+def _lines(ax: Any, frame: pd.DataFrame, order: list[str], col: dict[str, Any], by: str, value: str,
+           how: str) -> None:
+    """One line per strategy label of ``order``: ``value`` aggregated (``how``: median, mean) by ``by``."""
+    for lb in order:
+        g = frame[frame["label"] == lb].groupby(by)[value].agg(how)
+        if len(g):
+            ax.plot(g.index, g.to_numpy(float), marker="o", ms=3, color=col[lb][0], linestyle=col[lb][1], label=lb)
+
+
 def figures(summary: Any, series: Any, out_dir: str | Path, **options: Any) -> list[Path]:
     summ = frame(summary)
     ser = frame(series)
@@ -95,11 +104,7 @@ def figures(summary: Any, series: Any, out_dir: str | Path, **options: Any) -> l
     if not timed.empty:
         fig = figure()
         ax = fig.add_subplot()
-        for lb in order:
-            d = timed[timed["label"] == lb].groupby("tasks")["seconds"].median()
-            if len(d):
-                ax.plot(d.index, d.to_numpy(float), marker="o", ms=3, color=col[lb][0], linestyle=col[lb][1],
-                        label=lb)
+        _lines(ax, timed, order, col, "tasks", "seconds", "median")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("tasks in the instance (log)")
@@ -114,11 +119,7 @@ def figures(summary: Any, series: Any, out_dir: str | Path, **options: Any) -> l
         d = ser.assign(mu=mu.astype(float))
         fig = figure()
         ax = fig.add_subplot()
-        for lb in order:
-            g = d[d["label"] == lb].groupby("mu")["gain"].mean()
-            if len(g):
-                ax.plot(g.index, g.to_numpy(float), marker="o", ms=3, color=col[lb][0], linestyle=col[lb][1],
-                        label=lb)
+        _lines(ax, d, order, col, "mu", "gain", "mean")
         imc = d.groupby("mu")["imc_total"].first()
         ax.plot(imc.index, imc.to_numpy(float), color="0.5", linestyle=":", label="total IMC")
         ax.set_xlabel("node capacity mu (% of one core)")

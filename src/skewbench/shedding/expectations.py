@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from skewbench.validation.core import between, index_gap, numeric, zero
+from skewbench.validation.core import between, numeric, with_index_gap, zero
 
 FLOAT_TOL = 1e-9
 
@@ -92,9 +92,7 @@ def derive_summary(table: pa.Table, frame: pd.DataFrame, manifest: Mapping[str, 
 
 def derive_series(table: pa.Table, frame: pd.DataFrame, summary: pd.DataFrame,
                   manifest: Mapping[str, Any]) -> pd.DataFrame:
-    df = frame.copy()
-    if (gap := index_gap(df)) is not None:
-        df["window_index_gap"] = gap
+    df = with_index_gap(frame)
     if c := numeric(df, "load_max", "tuples"):
         df["trim_gain"] = c[0] - c[1]
     return df

@@ -284,3 +284,11 @@ def index_gap(df: pd.DataFrame, group: str = "cell_id", index: str = "window") -
     c = numeric(df, index)
     return None if c is None else c[0] - df.groupby(group, sort=False).cumcount()
 
+
+def with_index_gap(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of a series frame with its ``window_index_gap`` column (:func:`index_gap`; absent when
+    the frame lacks ``cell_id`` or ``window``): the first step of a family's ``derive_series``."""
+    df = frame.copy()
+    if (gap := index_gap(df)) is not None:
+        df["window_index_gap"] = gap
+    return df

@@ -125,45 +125,47 @@ def _family_module(family: str) -> Any:
     return _families.get(family).module("expectations")
 
 
+def _table_suite(family: str, table: str, columns: Sequence[str], name: str, head: Sequence[Any],
+                 extra: Sequence[Any], manifest: Mapping[str, Any]) -> gx.ExpectationSuite:
+    """The suite over one derived table: its columns in order, then ``head``, the schema's field
+    expectations, ``extra`` and the family's own (``<table>_expectations``)."""
+    s = schema(family)
+    fam = _family_module(family)
+    summary = table == "summary"
+    order = s.summary_order if summary else s.series_order
+    derived = fam.SUMMARY_DERIVED if summary else fam.SERIES_DERIVED
+    ex: list[Any] = [gxe.ExpectTableColumnsToMatchOrderedList(column_list=list(order) + list(derived)), *head]
+    ex += _field_expectations(s.fields(table))
+    ex += extra
+    ex += (fam.summary_expectations if summary else fam.series_expectations)(manifest)
+    return _suite(name, ex, columns)
+
+
 def build_summary_suite(family: str, columns: Sequence[str], cell_ids: Sequence[str],
                         manifest: Mapping[str, Any] | None = None,
                         name: str = "skewbench-results-summary") -> gx.ExpectationSuite:
     """The suite over the derived summary frame with ``columns`` (raw columns then derived)."""
-    s = schema(family)
-    fam = _family_module(family)
     manifest = manifest or {}
-    ex: list[Any] = [
-        gxe.ExpectTableColumnsToMatchOrderedList(column_list=list(s.summary_order) + list(fam.SUMMARY_DERIVED)),
-        gxe.ExpectTableRowCountToEqual(value=len(cell_ids)),
-        gxe.ExpectColumnValuesToBeUnique(column="cell_id"),
-        gxe.ExpectColumnDistinctValuesToEqualSet(column="cell_id", value_set=sorted(cell_ids)),
-    ]
-    ex += _field_expectations(s.fields("summary"))
+    head = [gxe.ExpectTableRowCountToEqual(value=len(cell_ids)),
+            gxe.ExpectColumnValuesToBeUnique(column="cell_id"),
+            gxe.ExpectColumnDistinctValuesToEqualSet(column="cell_id", value_set=sorted(cell_ids))]
     ds = manifest.get("dataset") if isinstance(manifest.get("dataset"), dict) else {}
-    if ds.get("fingerprint") is not None:
-        ex.append(gxe.ExpectColumnValuesToBeInSet(column="dataset_fingerprint", value_set=[ds["fingerprint"]]))
-    ex += fam.summary_expectations(manifest)
-    return _suite(name, ex, columns)
+    extra = [] if ds.get("fingerprint") is None else [
+        gxe.ExpectColumnValuesToBeInSet(column="dataset_fingerprint", value_set=[ds["fingerprint"]])]
+    return _table_suite(family, "summary", columns, name, head, extra, manifest)
 
 
 def build_series_suite(family: str, columns: Sequence[str], cell_ids: Sequence[str],
                        manifest: Mapping[str, Any] | None = None,
                        name: str = "skewbench-results-series") -> gx.ExpectationSuite:
     """The suite over the derived series frame with ``columns`` (raw columns then derived)."""
-    s = schema(family)
-    fam = _family_module(family)
     manifest = manifest or {}
-    ex: list[Any] = [
-        gxe.ExpectTableColumnsToMatchOrderedList(column_list=list(s.series_order) + list(fam.SERIES_DERIVED)),
-        gxe.ExpectColumnDistinctValuesToEqualSet(column="cell_id", value_set=sorted(cell_ids)),
-        gxe.ExpectCompoundColumnsToBeUnique(column_list=list(fam.SERIES_INDEX)),
-    ]
+    head = [gxe.ExpectColumnDistinctValuesToEqualSet(column="cell_id", value_set=sorted(cell_ids)),
+            gxe.ExpectCompoundColumnsToBeUnique(column_list=list(_family_module(family).SERIES_INDEX))]
     rows = _count(manifest.get("series_rows"))
     if rows is not None:
-        ex.append(gxe.ExpectTableRowCountToEqual(value=int(rows)))
-    ex += _field_expectations(s.fields("series"))
-    ex += fam.series_expectations(manifest)
-    return _suite(name, ex, columns)
+        head.append(gxe.ExpectTableRowCountToEqual(value=int(rows)))
+    return _table_suite(family, "series", columns, name, head, [], manifest)
 
 
 # --------------------------------------------------------------------------------------------

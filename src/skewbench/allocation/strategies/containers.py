@@ -53,7 +53,7 @@ Strategies
     container ``i mod C`` (groups in index order: all declared RAM is equal), CPU unchecked
     (``respects_capacity = False``).  ``C`` defaults to ``min(K, ceil(sum P / min mu))`` (A-H1);
     ``containers = "all"`` gives ``C = K`` and an integer fixes it (at most K).  This is
-    ``algorithms.storm_rr`` with an integer ``kuse = C`` (spec 7.7).
+    :func:`~skewbench.allocation.strategies.stormrr.storm_rr` with an integer ``kuse = C`` (spec 7.7).
 ``heron-ffd``
     Heron's FirstFitDecreasingPacking (spec 2.6): groups by their declared per-instance CPU,
     descending, ties by group index; each group's tasks in index order on the lowest-index node
@@ -99,7 +99,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from skewbench.allocation.model import FAIL_SLOTS, TOL, Job, evaluate
-from skewbench.allocation.strategies import Outcome, Strategy
+from skewbench.allocation.strategies.base import Outcome, Strategy
 from skewbench.errors import SkewbenchError
 
 #: kube-scheduler's non-zero CPU request used for scoring a pod that requests 0 (millicores)
@@ -395,6 +395,7 @@ class FlinkFG(_Container):
     description = ("Flink fine-grained resources: every shared slot requests the largest shared slot's CPU, "
                    "each TaskManager offers what fits")
     defaults: ClassVar[dict[str, Any]] = {"mode": "pack"}
+    exercise = [{"mode": "spread"}]
     param_docs: ClassVar[dict[str, str]] = {
         "mode": "Slot placement: pack (load-balance mode NONE) or spread (SLOTS, least CPU share first).",
     }
@@ -410,6 +411,7 @@ class K8sLeast(_Container):
     name = "k8s-least"
     description = "kube-scheduler NodeResourcesFit LeastAllocated on CPU, one pod per task, random tie-break"
     defaults: ClassVar[dict[str, Any]] = {"order": "contiguous", "max_pods": 0}
+    exercise = [{"order": "random"}]
     param_docs: ClassVar[dict[str, str]] = {
         "order": "Pod queue order: contiguous (group after group), interleaved (groups in turn) or random.",
         "max_pods": "Most pods per node (the kubelet default is 110); 0 means no limit (A-K5).",
@@ -427,6 +429,7 @@ class K8sLeast(_Container):
 class K8sMost(K8sLeast):
     name = "k8s-most"
     description = "kube-scheduler NodeResourcesFit MostAllocated on CPU (bin packing), one pod per task"
+    exercise = []  # K8S-LEAST's set runs the same code
     strategy = "most"
 
 
@@ -452,6 +455,7 @@ class HeronFFD(_Container):
     name = "heron-ffd"
     description = "Heron FirstFitDecreasingPacking: tasks by CPU descending, each on the first node that fits"
     defaults: ClassVar[dict[str, Any]] = {"padding": 0.0, "max_instances": 0}
+    exercise = [{"padding": 10.0, "max_instances": 3}]
     param_docs: ClassVar[dict[str, str]] = {
         "padding": "CPU reserved per node (percent of one core), or literal for Heron's max(100, 0.1 mu) (A-H2).",
         "max_instances": "Most tasks per node; 0 means no limit, Heron's literal setting is 10 (A-H2).",

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from skewbench.allocation.model import FAIL_CAPACITY, FAIL_SEARCH, OK, TOL, Job
-from skewbench.allocation.strategies import Outcome, Strategy
+from skewbench.allocation.strategies.base import Outcome, Strategy
 
 __all__ = [
     "RR_MAX_STATES", "neighbours", "rstorm_order", "conn_order", "prox_order", "rstorm", "ras", "ras_rr", "RStorm",
