@@ -23,10 +23,11 @@ import time
 
 import numpy as np
 
-from skewbench.allocation import algorithms as alg
 from skewbench.allocation import instances as inst
 from skewbench.allocation import opt
 from skewbench.allocation.partition import metis
+from skewbench.allocation.strategies.td import td
+from skewbench.allocation.strategies.tl import tl
 
 
 def rate(fn, seconds: float) -> tuple[float, float]:
@@ -47,8 +48,8 @@ def bench_throughput(seconds: float) -> dict:
     out = {}
     for t in (10, 30, 100, 300):
         job = inst.pipeline(tasks_per_group=t)[0]
-        td_rate, td_med = rate(lambda: alg.td(job), seconds)
-        tl_rate, tl_med = rate(lambda: alg.tl(job, seed=0), seconds)
+        td_rate, td_med = rate(lambda: td(job), seconds)
+        tl_rate, tl_med = rate(lambda: tl(job, seed=0), seconds)
         out[t] = {"tasks": job.m, "td_per_s": td_rate, "tl_per_s": tl_rate, "td_median_s": td_med,
                   "tl_median_s": tl_med, "ratio_td_over_tl": td_rate / tl_rate}
         print(f"t={t}: TD {td_rate:,.0f}/s, TL {tl_rate:,.1f}/s, ratio {td_rate / tl_rate:,.0f}x", flush=True)
@@ -62,7 +63,7 @@ def bench_optimum() -> dict:
     f2 = time.perf_counter() - t0
     t0 = time.perf_counter()
     for j in jobs:
-        alg.td(j)
+        td(j)
     td = time.perf_counter() - t0
     few = jobs[:5]
     t0 = time.perf_counter()
@@ -82,11 +83,11 @@ def bench_optimum() -> dict:
 def bench_partitioner(seconds: float) -> dict:
     job = inst.pipeline(tasks_per_group=100)[0]
     m_rate, m_med = rate(lambda: metis(job, seed=0)[1], seconds)
-    td_rate, td_med = rate(lambda: alg.td(job), seconds)
+    td_rate, td_med = rate(lambda: td(job), seconds)
     from skewbench.allocation.model import evaluate
 
     g_m = evaluate(job, metis(job, seed=0)[0]).gain
-    g_td = evaluate(job, alg.td(job).node).gain
+    g_td = evaluate(job, td(job).node).gain
     return {"metis_median_s": m_med, "td_median_s": td_med, "metis_over_td_time": m_med / td_med,
             "metis_gain": g_m, "td_gain": g_td, "imc_total": job.imc_total}
 
