@@ -1,4 +1,4 @@
-"""The allocation family's report figures (called by :func:`skewbench.reports.render_report` with
+"""The allocation family's report figures (called by :func:`skewbench.present.reports.render_report` with
 one results directory's summary, as pandas, and series, as Arrow).
 
 * ``optimality_distribution.png``: the per-instance ratio rho = gain / optimum of each strategy
@@ -30,7 +30,7 @@ NOTE = ("Gains are MB/s kept on-node (each directed task link once); optimality 
         "(allocation.spec.md A23), not the paper's figures.")
 
 
-#: "What to pick" (skewbench.picks): the highest optimality (Omega, gain over the exact optimum)
+#: "What to pick" (skewbench.present.picks): the highest optimality (Omega, gain over the exact optimum)
 #: among placements of outcome OK on every instance (every task placed, no node over capacity: a
 #: placement that fails is not an option, and Omega counts only the instances it did not fail),
 #: one pick per dataset.  The baseline is ``storm``, Storm's default scheduler (round robin; RAS

@@ -1,4 +1,4 @@
-"""The grouping family's report figures (called by :func:`skewbench.reports.render_report`).
+"""The grouping family's report figures (called by :func:`skewbench.present.reports.render_report`).
 
 Each function takes one results directory's tables (a pyarrow ``Table`` or a pandas
 ``DataFrame`` each: ``summary``, ``series``), writes PNG files into ``out_dir`` and returns their
@@ -40,7 +40,7 @@ LATENCY_FLOOR = 1e-3
 
 IMBALANCE_LABEL = f"imbalance = max load − 1/n\n(fraction of tuples, log scale; 0 drawn at {IMBALANCE_FLOOR:g})"
 
-#: "What to pick" (skewbench.picks), one pick per kind of operator and worker count, each compared with
+#: "What to pick" (skewbench.present.picks), one pick per kind of operator and worker count, each compared with
 #: what the engine runs for that kind (FK, an offline reference fed the true execution times, is never
 #: picked):
 #:

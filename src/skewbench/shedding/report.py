@@ -1,4 +1,4 @@
-"""The shedding family's report figures (called by :func:`skewbench.reports.render_report` with
+"""The shedding family's report figures (called by :func:`skewbench.present.reports.render_report` with
 one results directory's summary, as pandas, and series, as Arrow).
 
 Operator cells (LAS and its baselines):
@@ -49,7 +49,7 @@ NOTE = ("Operator rows: Q = mean queueing latency of the kept tuples (ms), tau =
 #: within that margin of the bound by design (over it at 5 of 10 under-provisionings in the LAS paper's
 #: E1, REPRODUCTION.md T3), so the operator pick allows the same tolerance
 LAS_EPSILON = LAS.defaults["epsilon"]
-#: "What to pick" (skewbench.picks).  Operator cells: the fewest drops among shedders that keep the
+#: "What to pick" (skewbench.present.picks).  Operator cells: the fewest drops among shedders that keep the
 #: mean queueing latency within the bound with LAS's own tolerance (Q/tau <= 1 + epsilon), per
 #: provisioning; the baseline is ``bl`` (Base Line: drop at random at the known under-provisioning
 #: rate), the nightly's plain shedder and the comparison the LAS paper makes.  FK is fed every tuple's
