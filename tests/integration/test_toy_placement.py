@@ -1,9 +1,9 @@
-"""A toy placement (tests/plugins/toyplace.py: one module, one class, added by one entry point in
-tests/plugins/toyplace-0.1.dist-info) runs through ``skewbench replay allocation`` and the results'
+"""A toy placement (tests/plugins/strategies/toyplace.py: one module, one class, added by one entry-point row in
+tests/plugins/strategies/toystrategies-0.1.dist-info) runs through ``skewbench replay allocation`` and the results'
 validation with no edit to skewbench.
 
 The plug-in lives outside this process's import path: every step runs in a subprocess whose
-PYTHONPATH holds tests/plugins, as a user's installed plug-in would be found."""
+PYTHONPATH holds tests/plugins/strategies, as a user's installed plug-in would be found."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
 
 from skewbench import registry
 
-PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
+PLUGINS = Path(__file__).resolve().parents[1] / "plugins" / "strategies"
 
 
 def _env() -> dict[str, str]:

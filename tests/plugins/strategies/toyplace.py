@@ -1,5 +1,5 @@
 """A toy placement for skewbench's allocation family, added by this one module and one entry point
-(``toyplace-0.1.dist-info/entry_points.txt``: ``allocation.toy-place = toyplace:ToyPlacement``) and
+(a row of ``toystrategies-0.1.dist-info/entry_points.txt``: ``allocation.toy-place = toyplace:ToyPlacement``) and
 nothing else.
 
 The rule: tasks in index order are dealt round robin over the nodes; each goes to the first node,
