@@ -197,6 +197,7 @@ def _record_cols(F, W, cols, t, dur):
 
 @njit(cache=True)
 def _est_cols(F, W, cols, t):
+    # EST of tuple t from its precomputed columns cols[t, :]
     best = F[0, cols[t, 0]]
     bw = W[0, cols[t, 0]]
     for i in range(1, F.shape[0]):
@@ -223,17 +224,10 @@ def _mean0(F, W):
 
 @njit(cache=True)
 def _est(F, W, key, ha, hb):
-    c = F.shape[1]
-    best = -1.0
-    bw = 0.0
+    cols = np.empty((1, F.shape[0]), dtype=np.int64)
     for i in range(F.shape[0]):
-        j = _col(key, ha[i], hb[i], c)
-        if best < 0.0 or F[i, j] < best:  # strict: ties keep the lowest row (A23)
-            best = F[i, j]
-            bw = W[i, j]
-    if best > 0.0:
-        return bw / best
-    return _mean0(F, W)
+        cols[0, i] = _col(key, ha[i], hb[i], F.shape[1])
+    return _est_cols(F, W, cols, 0)
 
 
 @njit(cache=True)

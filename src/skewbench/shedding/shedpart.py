@@ -87,6 +87,18 @@ def _cms_salts(depth):
 
 
 @njit(cache=True)
+def _cms_query(table, k, salts, width):
+    """The Count-Min estimate of uint64 key ``k``: its smallest cell over the rows."""
+    w = np.uint64(width)
+    m = np.int64(1) << 62
+    for d in range(salts.shape[0]):
+        c = table[d * width + np.int64(mix64(k ^ salts[d]) % w)]
+        if c < m:
+            m = c
+    return m
+
+
+@njit(cache=True)
 def _count_min(keys, width, depth):
     salts = _cms_salts(depth)
     table = np.zeros(depth * width, dtype=np.int64)
@@ -97,13 +109,7 @@ def _count_min(keys, width, depth):
             table[d * width + np.int64(mix64(k ^ salts[d]) % w)] += 1
     est = np.empty(keys.shape[0], dtype=np.int64)
     for i in range(keys.shape[0]):
-        k = np.uint64(keys[i])
-        m = np.int64(1) << 62
-        for d in range(depth):
-            c = table[d * width + np.int64(mix64(k ^ salts[d]) % w)]
-            if c < m:
-                m = c
-        est[i] = m
+        est[i] = _cms_query(table, np.uint64(keys[i]), salts, width)
     return est
 
 
@@ -302,11 +308,7 @@ def _window_stats(a, b, gid, wk, vals, keys, V, paper, tg, error, z, n_min,
         L[j] += 1
         if paper and not inh[g]:
             k = np.uint64(keys[i])
-            est = np.int64(1) << 62
-            for d in range(depth):
-                c = cms[d * width + np.int64(mix64(k ^ salts[d]) % uw)]
-                if c < est:
-                    est = c
+            est = _cms_query(cms, k, salts, width)
             if est >= tg - 1:
                 inh[g] = True                      # promote; this value is the first kept
             else:
