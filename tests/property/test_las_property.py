@@ -689,7 +689,7 @@ class FixedPlan:
     (las.OperatorPlan(drop=np.zeros(2, dtype=bool)), r"the plan's drop needs one entry per tuple \(3\), got shape \(2,\)"),
     (las.OperatorPlan(drop=np.zeros(3, dtype=bool), check=True), "a plan that checks needs estimates or the online"),
     (las.OperatorPlan(drop=np.zeros(3, dtype=bool), check=True, estimates=np.ones(4)),
-     r"the plan's estimates need one entry per tuple \(3\), got shape \(4,\)"),
+     r"the plan's estimates need one entry per tuple \(3\) or one number, got shape \(4,\)"),
     (las.OperatorPlan(drop=np.zeros(3, dtype=bool), check=True, estimates=np.array([1.0, np.nan, 1.0])),
      "the plan's estimates must be finite and >= 0"),
     (las.OperatorPlan(drop=np.zeros(3, dtype=bool), inflation=-0.5), "the plan's inflation must be finite and >= 0"),
@@ -719,6 +719,11 @@ def test_a_plan_is_the_rule():
                         keys, arr, dur, cfg, 2)
     for f in ("dropped", "q", "c", "qhat"):
         np.testing.assert_array_equal(getattr(same, f), getattr(fk, f))
+    sm = sim("sm", keys, arr, dur, cfg, 2)  # one number for every tuple, or the same number per tuple
+    every = las.simulate(FixedPlan(las.OperatorPlan(check=True, estimates=np.full(len(keys), wbar))),
+                         keys, arr, dur, cfg, 2)
+    for f in ("dropped", "q", "c", "qhat"):
+        np.testing.assert_array_equal(getattr(every, f), getattr(sm, f))
     big = dur > np.quantile(dur, 0.9)
     both = las.simulate(FixedPlan(las.OperatorPlan(drop=big, check=True, estimates=dur)), keys, arr, dur, cfg, 2)
     assert both.dropped[big].all() and np.isnan(both.qhat[big]).all()

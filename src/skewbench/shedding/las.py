@@ -24,8 +24,8 @@ only, never from the tuple's key:
   look-ahead AVG(tau) check drops when ``(Qsum + q^) / (l + 1) > tau`` (A2), the ``goal="max"``
   check when ``q^ > tau`` (A18); a kept tuple adds ``q^`` to ``Qsum`` and one to ``l`` and moves
   the clock to ``C^ = max(C^, x) + (1 + infl) * EST(t)``.  ``literal_clock`` removes both
-  ``max`` clamps (A1).  ``infl`` is the plan's ``inflation``.  EST is the plan's ``estimates[i]``
-  for a static estimator (SM: the constant ``wbar``; FK: the exact ``durations[i]``), which
+  ``max`` clamps (A1).  ``infl`` is the plan's ``inflation``.  EST is the plan's ``estimates``
+  (per tuple, or one number for all) for a static estimator (SM: the constant ``wbar``; FK: the exact ``durations[i]``), which
   starts in RUN (A9, A10); the online estimator (LAS) is the Count-Min point query of 2.1, with
   ``infl = inflation`` (default ``epsilon``, A25).
 * The online estimator's operator (LAS, 2.2) keeps Count-Min matrices ``Fo`` (counts) and ``Wo`` (summed measured
@@ -326,7 +326,7 @@ def _warm(wkeys, wdurs, ha, hb, c, N, mu, passes):
 
 
 @njit(cache=True)
-def _simulate(keys, arrivals, durations, pre_drop, check, est, online, tau, goal_max, infl, literal_clock,
+def _simulate(keys, arrivals, durations, pre_drop, check, est, est_step, online, tau, goal_max, infl, literal_clock,
               literal_sync, N, mu, ha, hb, c, warm, Fw, Ww):
     m = keys.shape[0]
     r = ha.shape[0]
@@ -374,6 +374,7 @@ def _simulate(keys, arrivals, durations, pre_drop, check, est, online, tau, goal
     head = 0
     size = 0
     one_plus = 1.0 + infl
+    has_drop = pre_drop.shape[0] > 0
     if online:
         cols = np.empty((m, r), dtype=np.int64)  # each tuple hashed once, for EST and for the operator
         inv_c = 1.0 / c
@@ -417,7 +418,7 @@ def _simulate(keys, arrivals, durations, pre_drop, check, est, online, tau, goal
         # SHED
         keep = True
         piggy = False
-        if pre_drop[i]:
+        if has_drop and pre_drop[i]:
             keep = False
         elif check:
             if mode == _NOP:
@@ -441,7 +442,7 @@ def _simulate(keys, arrivals, durations, pre_drop, check, est, online, tau, goal
                     if online:
                         e = _est_cols(Fl, Wl, cols, i)
                     else:
-                        e = est[i]
+                        e = est[i * est_step]
                     Chat = base + one_plus * e
                     if mode == _SEND:
                         piggy = True
@@ -492,16 +493,17 @@ def _check_durations(d: np.ndarray, name: str) -> None:
 class OperatorPlan:
     """What an operator shedder supplies to :func:`simulate` for one stream (its ``plan`` method).
 
-    ``drop`` (bool, one per tuple) marks the tuples dropped before any check; ``check`` sends every
-    other tuple through SHED/CHECK (2.3), whose estimate of a tuple's execution time is
-    ``estimates[i]`` (float, one per tuple, finite and >= 0) for a static estimator, or the
-    simulator's online estimator (LAS's Count-Min sketch with operator feedback) when ``online``.
+    ``drop`` (bool, one per tuple; None: none) marks the tuples dropped before any check;
+    ``check`` sends every other tuple through SHED/CHECK (2.3), whose estimate of a tuple's
+    execution time is ``estimates`` (finite and >= 0: one per tuple, or one number for every
+    tuple) for a static estimator, or the simulator's online estimator (LAS's Count-Min sketch
+    with operator feedback) when ``online``.
     ``inflation`` is the ``infl`` of the clock update ``C^ = ... + (1 + infl) EST``.
     """
 
-    drop: np.ndarray
+    drop: np.ndarray | None = None
     check: bool = False
-    estimates: np.ndarray | None = None
+    estimates: np.ndarray | float | None = None
     online: bool = False
     inflation: float = 0.0
 
@@ -562,25 +564,29 @@ def _hashes(cfg: LASConfig, seed: int, hash_a, hash_b, columns) -> tuple[np.ndar
     return ha, hb, c
 
 
-def _check_plan(plan: Any, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """The plan's drop and estimate arrays as the kernel takes them."""
+def _check_plan(plan: Any, durations: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The plan's drop and estimate arrays as the kernel takes them (an empty ``drop``: none;
+    the estimates' step, 0 when one number serves every tuple)."""
+    m = len(durations)
     if not isinstance(plan, OperatorPlan):
         raise SkewbenchError(f"las: a shedder's plan must be an OperatorPlan, got {type(plan).__name__}")
-    drop = np.ascontiguousarray(plan.drop, dtype=np.bool_)
-    if drop.shape != (m,):
+    drop = np.zeros(0, dtype=np.bool_) if plan.drop is None else np.ascontiguousarray(plan.drop, dtype=np.bool_)
+    if plan.drop is not None and drop.shape != (m,):
         raise SkewbenchError(f"las: the plan's drop needs one entry per tuple ({m}), got shape {drop.shape}")
     if not (plan.inflation >= 0 and math.isfinite(plan.inflation)):
         raise SkewbenchError(f"las: the plan's inflation must be finite and >= 0, got {plan.inflation!r}")
     if not plan.check or plan.online:
-        return drop, np.zeros(0)
+        return drop, np.zeros(1), 0
     if plan.estimates is None:
         raise SkewbenchError("las: a plan that checks needs estimates or the online estimator")
-    est = np.ascontiguousarray(plan.estimates, dtype=np.float64)
-    if est.shape != (m,):
-        raise SkewbenchError(f"las: the plan's estimates need one entry per tuple ({m}), got shape {est.shape}")
-    if m and not (np.all(est >= 0) and np.all(np.isfinite(est))):
+    est = np.ascontiguousarray(np.atleast_1d(plan.estimates), dtype=np.float64)
+    one = np.ndim(plan.estimates) == 0
+    if not one and est.shape != (m,):
+        raise SkewbenchError(f"las: the plan's estimates need one entry per tuple ({m}) or one number, got shape "
+                             f"{est.shape}")
+    if m and est is not durations and not (est.min() >= 0 and est.max() < math.inf):  # nan fails the first
         raise SkewbenchError("las: the plan's estimates must be finite and >= 0")
-    return drop, est
+    return drop, est, 0 if one else 1
 
 
 def _warm_sample(warm_keys, warm_durations) -> tuple[np.ndarray, np.ndarray] | None:
@@ -628,7 +634,7 @@ def simulate(shedder: Any, keys, arrivals, durations, config: LASConfig, seed: i
             raise SkewbenchError(f"las: coins must have one entry per tuple ({m}), got {len(coins)}")
     sample = _warm_sample(warm_keys, warm_durations)
     plan = shedder.plan(keys, arrivals, durations, cfg, seed, coins)
-    drop, est = _check_plan(plan, m)
+    drop, est, est_step = _check_plan(plan, durations)  # FK's estimates are the checked durations
     N = int(cfg.window)
     warm = False
     Fw = np.zeros((len(ha), c))
@@ -636,9 +642,9 @@ def simulate(shedder: Any, keys, arrivals, durations, config: LASConfig, seed: i
     if plan.online and sample is not None and len(sample[0]) > 0:
         warm, Fw, Ww = _warm(sample[0], sample[1], ha, hb, c, N, float(cfg.mu), WARM_PASSES)
         warm = bool(warm)
-    res = _simulate(keys, arrivals, durations, drop, bool(plan.check), est, bool(plan.online), float(cfg.tau),
-                    cfg.goal == "max", float(plan.inflation), bool(cfg.literal_clock), bool(cfg.literal_sync), N,
-                    float(cfg.mu), ha, hb, c, warm, Fw, Ww)
+    res = _simulate(keys, arrivals, durations, drop, bool(plan.check), est, est_step, bool(plan.online),
+                    float(cfg.tau), cfg.goal == "max", float(plan.inflation), bool(cfg.literal_clock),
+                    bool(cfg.literal_sync), N, float(cfg.mu), ha, hb, c, warm, Fw, Ww)
     dropped, q, cl, qhat, matrices, nop, deltas, qsum, ell = res
     return Trace(dropped=dropped, q=q, c=cl, qhat=qhat, matrices=int(matrices), nop_tuples=int(nop),
                  deltas=np.array(deltas, dtype=np.float64), belief=float(qsum / ell) if ell > 0 else math.nan,

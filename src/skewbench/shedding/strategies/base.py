@@ -78,11 +78,6 @@ class OperatorStrategy(Strategy):
 
         return las.simulate(self, keys, arrivals, durations, config, seed, **options)
 
-    @staticmethod
-    def keep_all(m: int) -> np.ndarray:
-        """A plan's ``drop`` that drops nothing outright."""
-        return np.zeros(m, dtype=np.bool_)
-
 
 class StaticEstimator(OperatorStrategy):
     """An operator shedder that runs SHED/CHECK on every tuple with an execution-time estimate
@@ -91,15 +86,15 @@ class StaticEstimator(OperatorStrategy):
     defaults: ClassVar[dict[str, Any]] = {"goal": "avg"}
     param_docs = {"goal": GOAL_DOC}
 
-    def estimates(self, keys: np.ndarray, arrivals: np.ndarray, durations: np.ndarray, config: Any) -> np.ndarray:
-        """Each tuple's estimated execution time (ms, finite and >= 0)."""
+    def estimates(self, keys: np.ndarray, arrivals: np.ndarray, durations: np.ndarray,
+                  config: Any) -> np.ndarray | float:
+        """Each tuple's estimated execution time (ms, finite and >= 0), or one for every tuple."""
         raise NotImplementedError(f"{type(self).__name__} must implement estimates()")
 
     def plan(self, keys, arrivals, durations, config, seed, coins=None):
         from skewbench.shedding.las import OperatorPlan
 
-        return OperatorPlan(drop=self.keep_all(len(keys)), check=True,
-                            estimates=self.estimates(keys, arrivals, durations, config))
+        return OperatorPlan(check=True, estimates=self.estimates(keys, arrivals, durations, config))
 
 
 class PartitionStrategy(Strategy):

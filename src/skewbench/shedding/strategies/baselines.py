@@ -39,10 +39,10 @@ class StrawMan(StaticEstimator):
     exercise: ClassVar[list[dict[str, Any]]] = [{"goal": "max"}]
     bench_target: ClassVar[float | None] = 20
 
-    def estimates(self, keys, arrivals, durations, config) -> np.ndarray:
+    def estimates(self, keys, arrivals, durations, config) -> float:
         if not (config.wbar >= 0 and math.isfinite(config.wbar)):
             raise SkewbenchError(f"las: wbar must be finite and >= 0, got {config.wbar!r}")
-        return np.full(len(keys), float(config.wbar))
+        return float(config.wbar)
 
 
 class FullKnowledge(StaticEstimator):
@@ -64,4 +64,4 @@ class NoShedding(OperatorStrategy):
     def plan(self, keys, arrivals, durations, config, seed, coins=None):
         from skewbench.shedding.las import OperatorPlan
 
-        return OperatorPlan(drop=self.keep_all(len(keys)))
+        return OperatorPlan()

@@ -71,4 +71,4 @@ class LAS(OperatorStrategy):
         from skewbench.shedding.las import OperatorPlan
 
         infl = config.epsilon if config.inflation is None else float(config.inflation)
-        return OperatorPlan(drop=self.keep_all(len(keys)), check=True, online=True, inflation=float(infl))
+        return OperatorPlan(check=True, online=True, inflation=float(infl))
