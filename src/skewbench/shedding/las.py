@@ -3,10 +3,9 @@ operator, the machinery every operator shedder of :mod:`skewbench.shedding.strat
 
 A shedder plugs in through :class:`OperatorPlan`, which its ``plan`` method returns: the tuples it
 drops before any check (``drop``), whether the kept ones go through SHED/CHECK (``check``), and
-where CHECK's execution-time estimate comes from: a per-tuple array fixed in advance
-(``estimates``) or the simulator's one online estimator, LAS's Count-Min sketch fed back by the
-operator (``online``).  :func:`simulate` validates the stream, asks the shedder for its plan and
-runs the compiled loop.
+where CHECK's execution-time estimate comes from: numbers fixed in advance (``estimates``) or the
+simulator's one online estimator, LAS's Count-Min sketch fed back by the operator (``online``).
+:func:`simulate` validates the stream, asks the shedder for its plan and runs the compiled loop.
 
 Model (las.spec.md 1-2)
 -----------------------
@@ -20,28 +19,29 @@ only, never from the tuple's key:
 
 * a tuple of the plan's ``drop`` is dropped at once (NS drops none; BL drops tuple ``i`` when
   ``coins[i] < max(0, u)``, 2.5.1, A11); without ``check`` every other tuple is kept;
-* with ``check`` (SM, FK, LAS) the shedder runs SHED/CHECK (2.3): ``x = a - T0``, ``q^ = max(0, C^ - x)``; the
-  look-ahead AVG(tau) check drops when ``(Qsum + q^) / (l + 1) > tau`` (A2), the ``goal="max"``
-  check when ``q^ > tau`` (A18); a kept tuple adds ``q^`` to ``Qsum`` and one to ``l`` and moves
-  the clock to ``C^ = max(C^, x) + (1 + infl) * EST(t)``.  ``literal_clock`` removes both
-  ``max`` clamps (A1).  ``infl`` is the plan's ``inflation``.  EST is the plan's ``estimates``
-  (per tuple, or one number for all) for a static estimator (SM: the constant ``wbar``; FK: the exact ``durations[i]``), which
-  starts in RUN (A9, A10); the online estimator (LAS) is the Count-Min point query of 2.1, with
-  ``infl = inflation`` (default ``epsilon``, A25).
-* The online estimator's operator (LAS, 2.2) keeps Count-Min matrices ``Fo`` (counts) and ``Wo`` (summed measured
-  durations), ``r = ceil(log2(1/delta))`` rows by ``c = round(e/epsilon)`` columns (A4), rows
-  hashed by Carter-Wegman ``h_i(x) = ((a_i x + b_i) mod (2^31 - 1)) mod c``.  On the k-th executed
-  tuple it sets its clock ``C`` to the finish time minus ``T0`` (``literal_clock``: adds the
-  duration), answers a piggy-backed ``(C^, kappa)`` with ``Delta = C - C^``, and when
-  ``k mod N == 0`` takes the cell ratios ``R = Wo / Fo`` (0 on empty cells): in START it stores
-  them as its snapshot ``S``, in STABILIZING it ships ``(Fo, Wo)`` to the shedder when
-  ``sum|S - R| / sum S <= mu`` (``inf`` when ``sum S == 0``) and restarts empty in START, else
-  ``S = R``.  Only then is the tuple itself recorded (the listing's order, A16).
-* The online estimator's shedder (LAS, 2.3) is NOP (keep, no estimate, no clock) until its first matrices, then SEND:
-  the next kept tuple carries ``(C^, kappa)`` and the shedder goes to RUN; matrices may arrive in
-  any mode and always put it back in SEND.  A returned ``Delta`` is applied as
-  ``corr = Delta - (kappa - kappa_sent)`` (A15; ``literal_sync``: ``corr = Delta``), with
-  ``C^ += corr`` and ``kappa += corr``.  Messages travel instantly.
+* with ``check`` (SM, FK, LAS) the shedder runs SHED/CHECK (2.3): ``x = a - T0``, ``q^ = max(0,
+  C^ - x)``; the look-ahead AVG(tau) check drops when ``(Qsum + q^) / (l + 1) > tau`` (A2), the
+  ``goal="max"`` check when ``q^ > tau`` (A18); a kept tuple adds ``q^`` to ``Qsum`` and one to
+  ``l`` and moves the clock to ``C^ = max(C^, x) + (1 + infl) * EST(t)``.  ``literal_clock``
+  removes both ``max`` clamps (A1).  ``infl`` is the plan's ``inflation``.  EST is the plan's
+  ``estimates`` (per tuple, or one number for all) for a static estimator (SM: the constant
+  ``wbar``; FK: the exact ``durations[i]``), which starts in RUN (A9, A10); the online estimator
+  (LAS) is the Count-Min point query of 2.1, with ``infl = inflation`` (default ``epsilon``,
+  A25).
+* The online estimator's operator (LAS, 2.2) keeps Count-Min matrices ``Fo`` (counts) and ``Wo``
+  (summed measured durations), ``r = ceil(log2(1/delta))`` rows by ``c = round(e/epsilon)``
+  columns (A4), rows hashed by Carter-Wegman ``h_i(x) = ((a_i x + b_i) mod (2^31 - 1)) mod c``.
+  On the k-th executed tuple it sets its clock ``C`` to the finish time minus ``T0``
+  (``literal_clock``: adds the duration), answers a piggy-backed ``(C^, kappa)`` with ``Delta =
+  C - C^``, and when ``k mod N == 0`` takes the cell ratios ``R = Wo / Fo`` (0 on empty cells):
+  in START it stores them as its snapshot ``S``, in STABILIZING it ships ``(Fo, Wo)`` to the
+  shedder when ``sum|S - R| / sum S <= mu`` (``inf`` when ``sum S == 0``) and restarts empty in
+  START, else ``S = R``.  Only then is the tuple itself recorded (the listing's order, A16).
+* The online estimator's shedder (LAS, 2.3) is NOP (keep, no estimate, no clock) until its first
+  matrices, then SEND: the next kept tuple carries ``(C^, kappa)`` and the shedder goes to RUN;
+  matrices may arrive in any mode and always put it back in SEND.  A returned ``Delta`` is
+  applied as ``corr = Delta - (kappa - kappa_sent)`` (A15; ``literal_sync``: ``corr = Delta``),
+  with ``C^ += corr`` and ``kappa += corr``.  Messages travel instantly.
 * Warm start (A5): an untimed warm-up sample runs through the operator (cycling through it up to
   64 times) until it ships its first matrices; the shedder starts in SEND with that pair and the
   operator restarts empty in START with ``C = 0``.  Without a sample, or when the sample never
