@@ -10,12 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from skewbench import registry
 from skewbench.errors import SkewbenchError
 from skewbench.shedding import las
 from tests.reference import las_ref as ref
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TOL = 1e-9
+#: the operator shedders (strategy names; the reference's kinds)
+KINDS = ("ns", "bl", "sm", "fk", "las")
 
 
 # --------------------------------------------------------------------------------------------
@@ -48,8 +51,14 @@ def zipf_stream(seed, m=4096, n=4096, alpha=1.0, u=0.25, nw=64, warm=0):
     return keys, arr, dur, wbar, (wk, kc[wk] if warm else None)
 
 
+def shedder(kind):
+    """The registered operator shedder ``kind`` with its default parameters (its rule's inputs
+    come from the LASConfig each test passes)."""
+    return registry.get("shedding", kind)()
+
+
 def sim(kind, keys, arr, dur, cfg, seed=0, **kw):
-    return las.simulate(kind, keys, arr, dur, cfg, seed, **kw)
+    return las.simulate(shedder(kind), keys, arr, dur, cfg, seed, **kw)
 
 
 def identity_hash(r):
@@ -121,7 +130,7 @@ def run_both(kind, s, kw, use_warm=True):
     ha, hb = las.hash_params(s["seed"], r)
     coins = las.bl_coins(s["seed"], len(s["keys"]))
     warm = dict(warm_keys=s["wk"], warm_durations=s["wd"]) if (use_warm and s["wk"] is not None) else {}
-    tr = las.simulate(kind, s["keys"], s["arr"], s["dur"], cfg, s["seed"], coins=coins, columns=kw["columns"], **warm)
+    tr = las.simulate(shedder(kind), s["keys"], s["arr"], s["dur"], cfg, s["seed"], coins=coins, columns=kw["columns"], **warm)
     rf = ref.simulate(kind, s["keys"], s["arr"], s["dur"], u=s["u"], wbar=s["wbar"], coins=coins, hash_a=ha,
                       hash_b=hb, columns=kw["columns"], **cfgkw, **warm)
     return tr, rf
@@ -133,7 +142,7 @@ def run_both(kind, s, kw, use_warm=True):
 @settings(max_examples=40, **SETTINGS)
 @given(streams(), configs())
 def test_kernel_equals_reference(s, kw):
-    for kind in las.KINDS:
+    for kind in KINDS:
         tr, rf = run_both(kind, s, kw)
         assert np.array_equal(tr.dropped, np.array(rf["dropped"], dtype=bool)), kind
         assert nan_eq(tr.q, rf["q"]) and nan_eq(tr.c, rf["c"]) and nan_eq(tr.qhat, rf["qhat"]), kind
@@ -160,7 +169,7 @@ def test_parity_exercises_las_protocol():
 def test_determinism():
     keys, arr, dur, wbar, (wk, wd) = zipf_stream(5, m=5000, n=300, warm=2000)
     cfg = las.LASConfig(tau=6.4, u=0.25, wbar=wbar, window=64)
-    for kind in las.KINDS:
+    for kind in KINDS:
         a = sim(kind, keys, arr, dur, cfg, 11, warm_keys=wk, warm_durations=wd)
         b = sim(kind, keys, arr, dur, cfg, 11, warm_keys=wk, warm_durations=wd)
         for f in ("dropped", "q", "c", "qhat", "deltas"):
@@ -174,7 +183,7 @@ def test_determinism():
 # 1, 2: bookkeeping and the queue model
 
 @settings(max_examples=30, **SETTINGS)
-@given(streams(max_m=3000), st.sampled_from(las.KINDS), st.sampled_from([0.0, 3.2, 6.4, math.inf]))
+@given(streams(max_m=3000), st.sampled_from(KINDS), st.sampled_from([0.0, 3.2, 6.4, math.inf]))
 def test_bookkeeping(s, kind, tau):
     cfg = las.LASConfig(tau=tau, u=s["u"], wbar=s["wbar"], window=16, mu=0.3)
     tr = sim(kind, s["keys"], s["arr"], s["dur"], cfg, s["seed"], warm_keys=s["wk"], warm_durations=s["wd"])
@@ -266,12 +275,12 @@ def test_over_provisioned_limit():
     cfg = las.LASConfig(tau=6.4, u=-0.5, wbar=wbar)
     qbar = {}
     drops = {}
-    for kind in las.KINDS:
+    for kind in KINDS:
         tr = sim(kind, keys, arr, dur, cfg, 21, warm_keys=wk, warm_durations=wd)
         qbar[kind] = float(np.nanmean(tr.q))
         drops[kind] = int(tr.dropped.sum())
     assert drops["bl"] == 0 and drops["fk"] <= 0.001 * len(keys) and drops["las"] <= 0.001 * len(keys)
-    for kind in las.KINDS:
+    for kind in KINDS:
         assert abs(qbar[kind] - qbar["ns"]) <= 0.05 * qbar["ns"] + 1e-3, qbar
     assert qbar["ns"] < 6.4
 
@@ -462,7 +471,7 @@ def test_expected_cell_ratio_monte_carlo():
 # 10, 11: key-blind decision, CHECK invariant
 
 @settings(max_examples=30, **SETTINGS)
-@given(streams(max_m=1500), st.sampled_from(las.KINDS), st.integers(0, 10**9), st.integers(0, 2**31 - 2))
+@given(streams(max_m=1500), st.sampled_from(KINDS), st.integers(0, 10**9), st.integers(0, 2**31 - 2))
 def test_key_blind_decision(s, kind, where, other):
     m = len(s["keys"])
     j = where % m
@@ -614,7 +623,7 @@ def test_monotonicity_statistical():
 def test_default_point_sanity():
     keys, arr, dur, wbar, (wk, wd) = zipf_stream(0, m=32768, n=4096, u=0.25, warm=8192)
     cfg = las.LASConfig(tau=6.4, u=0.25, wbar=wbar)
-    res = {k: sim(k, keys, arr, dur, cfg, 0, warm_keys=wk, warm_durations=wd) for k in las.KINDS}
+    res = {k: sim(k, keys, arr, dur, cfg, 0, warm_keys=wk, warm_durations=wd) for k in KINDS}
     qbar = {k: float(np.nanmean(t.q)) for k, t in res.items()}
     dr = {k: float(t.dropped.mean()) for k, t in res.items()}
     assert qbar["bl"] > 30 and qbar["sm"] > 30 and qbar["ns"] > 1000
@@ -641,7 +650,7 @@ def test_prefix_violations():
 
 
 @pytest.mark.parametrize("kwargs, word", [
-    (dict(kind="xx"), "kind"),
+    (dict(kind=object()), "plan method"),
     (dict(keys=np.array([1, -2, 3])), "keys"),
     (dict(keys=np.array([1, 2**31, 3])), "keys"),
     (dict(durations=np.array([1.0, 0.0, 1.0])), "durations"),
@@ -656,10 +665,66 @@ def test_prefix_violations():
     (dict(coins=np.zeros(2)), "coins"),
 ])
 def test_validation(kwargs, word):
-    base = dict(kind="las", keys=np.array([1, 2, 3]), arrivals=np.array([0.0, 1.0, 2.0]),
+    base = dict(kind=shedder("las"), keys=np.array([1, 2, 3]), arrivals=np.array([0.0, 1.0, 2.0]),
                 durations=np.array([1.0, 1.0, 1.0]), config=las.LASConfig(tau=1.0))
     base.update(kwargs)
     kind = base.pop("kind")
     with pytest.raises(SkewbenchError, match=word):
         las.simulate(kind, base.pop("keys"), base.pop("arrivals"), base.pop("durations"), base.pop("config"), 0,
                      **base)
+
+
+class FixedPlan:
+    """A shedder whose plan is given (what a plug-in's plan method might return)."""
+
+    def __init__(self, plan):
+        self._plan = plan
+
+    def plan(self, keys, arrivals, durations, config, seed, coins=None):
+        return self._plan
+
+
+@pytest.mark.parametrize("plan, message", [
+    ("drop nothing", "a shedder's plan must be an OperatorPlan, got str"),
+    (las.OperatorPlan(drop=np.zeros(2, dtype=bool)), r"the plan's drop needs one entry per tuple \(3\), got shape \(2,\)"),
+    (las.OperatorPlan(drop=np.zeros(3, dtype=bool), check=True), "a plan that checks needs estimates or the online"),
+    (las.OperatorPlan(drop=np.zeros(3, dtype=bool), check=True, estimates=np.ones(4)),
+     r"the plan's estimates need one entry per tuple \(3\) or one number, got shape \(4,\)"),
+    (las.OperatorPlan(drop=np.zeros(3, dtype=bool), check=True, estimates=np.array([1.0, np.nan, 1.0])),
+     "the plan's estimates must be finite and >= 0"),
+    (las.OperatorPlan(drop=np.zeros(3, dtype=bool), inflation=-0.5), "the plan's inflation must be finite and >= 0"),
+])
+def test_bad_plans_are_refused(plan, message):
+    with pytest.raises(SkewbenchError, match=f"^las: {message}"):
+        las.simulate(FixedPlan(plan), np.array([1, 2, 3]), np.array([0.0, 1.0, 2.0]), np.ones(3),
+                     las.LASConfig(tau=1.0))
+
+
+def test_the_rules_own_checks():
+    """Straw-Man needs a usable average, Base Line a drop probability."""
+    args = (np.array([1, 2, 3]), np.array([0.0, 1.0, 2.0]), np.ones(3))
+    with pytest.raises(SkewbenchError, match=r"^las: wbar must be finite and >= 0, got inf$"):
+        sim("sm", *args, las.LASConfig(tau=1.0, wbar=math.inf))
+    with pytest.raises(SkewbenchError, match="^las: u must be a number, got nan$"):
+        sim("bl", *args, las.LASConfig(tau=1.0, u=math.nan))
+
+
+def test_a_plan_is_the_rule():
+    """The kernel runs what a plan says: a static plan with FK's estimates is FK; dropping a
+    tuple outright before CHECK leaves it out of the bound's running average."""
+    keys, arr, dur, wbar, _ = zipf_stream(4, m=2000)
+    cfg = las.LASConfig(tau=6.4, u=0.25, wbar=wbar)
+    fk = sim("fk", keys, arr, dur, cfg, 2)
+    same = las.simulate(FixedPlan(las.OperatorPlan(drop=np.zeros(len(keys), bool), check=True, estimates=dur)),
+                        keys, arr, dur, cfg, 2)
+    for f in ("dropped", "q", "c", "qhat"):
+        np.testing.assert_array_equal(getattr(same, f), getattr(fk, f))
+    sm = sim("sm", keys, arr, dur, cfg, 2)  # one number for every tuple, or the same number per tuple
+    every = las.simulate(FixedPlan(las.OperatorPlan(check=True, estimates=np.full(len(keys), wbar))),
+                         keys, arr, dur, cfg, 2)
+    for f in ("dropped", "q", "c", "qhat"):
+        np.testing.assert_array_equal(getattr(every, f), getattr(sm, f))
+    big = dur > np.quantile(dur, 0.9)
+    both = las.simulate(FixedPlan(las.OperatorPlan(drop=big, check=True, estimates=dur)), keys, arr, dur, cfg, 2)
+    assert both.dropped[big].all() and np.isnan(both.qhat[big]).all()
+    assert both.dropped.sum() > big.sum() and both.dropped.sum() < fk.dropped.sum() + big.sum()

@@ -3,6 +3,9 @@ shedpart.spec.md section 6, and the property tests 1-19 of its section 7."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import math
 import re
 
@@ -11,8 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from skewbench import registry
 from skewbench.errors import SkewbenchError
 from skewbench.shedding import shedpart as sp
+from skewbench.shedding.strategies import partition as routing
 from tests.reference import shedpart_ref as ref
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -40,10 +45,30 @@ def uniform_stream(rng, per_unit, units, probs):
     return ts, keys
 
 
-def cfg(**kw):
+#: the routings by the reference's names: each is its strategy's route method
+ROUTING = {"fld": "fld", "pkg": "pkg-only", "shuffle": "shuffle-only"}
+PARTITIONERS = tuple(ROUTING)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One run's routing strategy and window configuration (reads through to the config)."""
+
+    router: Any
+    config: sp.ShedPartConfig
+
+    def __getattr__(self, name):
+        return getattr(self.config, name)
+
+
+def cfg(partitioner="fld", **kw):
     base = dict(range_s=2.0, slide_s=1.0)
     base.update(kw)
-    return sp.ShedPartConfig(**base)
+    return Setup(registry.get("shedding", ROUTING[partitioner])(), sp.ShedPartConfig(**base))
+
+
+def replay(ts, keys, values, c, seed=0, **kw):
+    return sp.replay(c.router, ts, keys, values, c.config, seed, **kw)
 
 
 def heavy_groups(d):
@@ -93,7 +118,7 @@ def configs(draw):
         mode=draw(st.sampled_from(sp.MODES)),
         early_exit=draw(st.booleans()),
         n_min=draw(st.sampled_from([1, 3])),
-        partitioner=draw(st.sampled_from(sp.PARTITIONERS)),
+        partitioner=draw(st.sampled_from(PARTITIONERS)),
         shed=draw(st.booleans()),
         hash_seed=draw(st.integers(0, 3)),
     )
@@ -103,7 +128,7 @@ def configs(draw):
 @given(streams(), configs())
 def test_kernel_equals_reference(stream, kw):
     ts, keys, values = stream
-    w = sp.replay(ts, keys, values, sp.ShedPartConfig(**kw), seed=1, details=True)
+    w = replay(ts, keys, values, cfg(**kw), seed=1, details=True)
     r = ref.run(ts, keys, values, **kw)
     assert len(w) == len(r)
     for i, rw in enumerate(r):
@@ -177,7 +202,7 @@ def _zipf_stream(seed, n=6000, nk=30, alpha=1.0, cv=0.3, units=6.0):
 def test_zero_budget():
     ts, keys, vals = _zipf_stream(1)
     assert sp.sample_size(10**6, 10**6, 5.0, 1.0, 0.0, Z2) == math.inf
-    w = sp.replay(ts, keys, vals, cfg(error=0.0, precheck=0.0), details=True)
+    w = replay(ts, keys, vals, cfg(error=0.0, precheck=0.0), details=True)
     assert len(w) > 0 and w.ran.all()
     assert (w.n_trimmed == 0).all() and np.array_equal(w.loads, w.loads_after)
     assert (w.err_max == 0).all() and (w.shed_tuples == 0).all()
@@ -185,21 +210,21 @@ def test_zero_budget():
         assert np.array_equal(d["approx"], d["exact"])
 
 
-@pytest.mark.parametrize("part", sp.PARTITIONERS)
+@pytest.mark.parametrize("part", PARTITIONERS)
 def test_precheck_forced_and_off(part):
     ts, keys, vals = _zipf_stream(2)
-    storm = sp.replay(ts, keys, vals, cfg(shed=False, partitioner=part))
+    storm = replay(ts, keys, vals, cfg(shed=False, partitioner=part))
     for thr in (100.0, 1000.0):
-        w = sp.replay(ts, keys, vals, cfg(precheck=thr, partitioner=part))
+        w = replay(ts, keys, vals, cfg(precheck=thr, partitioner=part))
         assert not w.ran.any()
         fields_equal(w, storm)
-    w0 = sp.replay(ts, keys, vals, cfg(precheck=0.0, partitioner=part))
+    w0 = replay(ts, keys, vals, cfg(precheck=0.0, partitioner=part))
     assert np.array_equal(w0.ran, w0.size > 0) and w0.ran.all()
     assert (w0.n_trimmed > 0).any()
     # strict comparison: P_w == threshold runs Alg. 1, the next float above skips it
     p = float(w0.precheck[0])
-    assert sp.replay(ts, keys, vals, cfg(precheck=p, partitioner=part)).ran[0]
-    assert not sp.replay(ts, keys, vals, cfg(precheck=np.nextafter(p, np.inf),
+    assert replay(ts, keys, vals, cfg(precheck=p, partitioner=part)).ran[0]
+    assert not replay(ts, keys, vals, cfg(precheck=np.nextafter(p, np.inf),
                                              partitioner=part)).ran[0]
 
 
@@ -207,12 +232,12 @@ def test_precheck_forced_and_off(part):
 # 3. monotone loads; 4. trimmed vs blacklisted (on random replays)
 
 @settings(max_examples=25, **SETTINGS)
-@given(st.integers(0, 10**6), st.sampled_from(sp.PARTITIONERS), st.sampled_from(sp.MODES),
+@given(st.integers(0, 10**6), st.sampled_from(PARTITIONERS), st.sampled_from(sp.MODES),
        st.integers(1, 5), st.booleans(), st.sampled_from([0.0, 15.0]))
 def test_monotone_loads_and_trim_sets(seed, part, mode, V, ee, thr):
     ts, keys, vals = _zipf_stream(seed, n=1500, nk=12, cv=0.4, units=4.0)
     c = cfg(workers=V, partitioner=part, mode=mode, early_exit=ee, precheck=thr)
-    w = sp.replay(ts, keys, vals, c, details=True)
+    w = replay(ts, keys, vals, c, details=True)
     assert (w.loads_after <= w.loads).all() and (w.loads_after >= 0).all()
     assert (w.loads_after.max(1) <= w.loads.max(1)).all()
     assert (w.loads.sum(1) == w.size).all()
@@ -341,7 +366,7 @@ def test_constant_groups_trimmed_to_one():
     keys = rng.integers(0, 4, n).astype(np.int64)
     ts = np.sort(rng.uniform(0, 5, n))
     vals = np.where(keys == 0, 7.25, 10.0 + rng.normal(0, 1, n))
-    w = sp.replay(ts, keys, vals, cfg(precheck=0.0, workers=1), details=True)
+    w = replay(ts, keys, vals, cfg(precheck=0.0, workers=1), details=True)
     for d in w.groups:
         t = int(np.flatnonzero(d["key"] == 0)[0])
         assert d["s"][t] == 1 and d["m"][t] == 1 and d["err"][t] == 0.0
@@ -350,7 +375,7 @@ def test_constant_groups_trimmed_to_one():
 
 def test_single_worker_pure_shedding():
     ts, keys, vals = _zipf_stream(4, cv=0.2)
-    w = sp.replay(ts, keys, vals, cfg(workers=1, precheck=0.0), details=True)
+    w = replay(ts, keys, vals, cfg(workers=1, precheck=0.0), details=True)
     assert (sp.imbalance(w.loads) == 0).all() and (sp.imbalance(w.loads_after) == 0).all()
     for d in w.groups:
         for t in np.flatnonzero(d["heavy"]):
@@ -361,9 +386,9 @@ def test_single_worker_pure_shedding():
 
 def test_shuffle_limiting_case():
     ts, keys, vals = _zipf_stream(5, cv=0.2)
-    w1 = sp.replay(ts, keys, vals, cfg(workers=1, precheck=0.0), details=True)
+    w1 = replay(ts, keys, vals, cfg(workers=1, precheck=0.0), details=True)
     for V in (2, 4, 7):
-        ws = sp.replay(ts, keys, vals, cfg(workers=V, partitioner="shuffle", precheck=0.0),
+        ws = replay(ts, keys, vals, cfg(workers=V, partitioner="shuffle", precheck=0.0),
                        details=True)
         assert (ws.loads.max(1) - ws.loads.min(1) <= 1).all()
         for a, b in zip(ws.groups, w1.groups):
@@ -387,7 +412,7 @@ def _coverage(z_rule, seed=6):
     ts = np.sort(rng.uniform(0, W, n))
     mu = rng.uniform(10, 100, nk)
     vals = rng.normal(mu[keys], cv[keys] * mu[keys])
-    w = sp.replay(ts, keys, vals, cfg(range_s=1.0, slide_s=1.0, workers=1, precheck=0.0,
+    w = replay(ts, keys, vals, cfg(range_s=1.0, slide_s=1.0, workers=1, precheck=0.0,
                                       z_rule=z_rule), seed=seed)
     return w.trimmed_pairs.sum(), w.covered_pairs.sum() / w.trimmed_pairs.sum(), w
 
@@ -413,7 +438,7 @@ def test_welford_and_precheck_sums(mode):
     ts = np.sort(rng.uniform(0, 6, n))
     vals = rng.lognormal(3.0, 0.8, n) + 1e6 * (keys == 1)      # one group with a large offset
     c = cfg(mode=mode, threshold_g=3, precheck=0.0)
-    w = sp.replay(ts, keys, vals, c, details=True)
+    w = replay(ts, keys, vals, c, details=True)
     for i, d in enumerate(w.groups):
         sel = (ts >= w.start[i]) & (ts < w.end[i])
         heavy = []
@@ -452,9 +477,9 @@ def test_count_min_and_promotion():
     ts = np.sort(rng.uniform(0, 4, n))
     vals = rng.normal(50, 5, n)
     for tg in (1, 2, 3, 7):
-        wp = sp.replay(ts, keys, vals, cfg(mode="paper", threshold_g=tg, precheck=0.0),
+        wp = replay(ts, keys, vals, cfg(mode="paper", threshold_g=tg, precheck=0.0),
                        details=True)
-        we = sp.replay(ts, keys, vals, cfg(mode="exact", threshold_g=tg, precheck=0.0),
+        we = replay(ts, keys, vals, cfg(mode="exact", threshold_g=tg, precheck=0.0),
                        details=True)
         for dp, de in zip(wp.groups, we.groups):
             assert np.array_equal(dp["heavy"], dp["N"] >= tg)
@@ -463,7 +488,7 @@ def test_count_min_and_promotion():
             assert np.array_equal(dp["N_est"][h], dp["N"][h])
             assert np.array_equal(de["N_est"][h], de["N"][h])
     # T_g > max N: no heavy hitters, nothing shed
-    w = sp.replay(ts, keys, vals, cfg(mode="paper", threshold_g=n + 1, precheck=0.0))
+    w = replay(ts, keys, vals, cfg(mode="paper", threshold_g=n + 1, precheck=0.0))
     assert (w.n_heavy == 0).all() and (w.shed_tuples == 0).all()
 
 
@@ -477,7 +502,7 @@ def test_paper_mode_collisions_match_reference():
     ts[0], ts[-1] = 0.0, 3.0                               # windows [0, 2) and [1, 3)
     vals = rng.normal(30, 3, n)
     kw = dict(range_s=2.0, slide_s=1.0, mode="paper", threshold_g=2, precheck=0.0)
-    w = sp.replay(ts, keys, vals, sp.ShedPartConfig(**kw), details=True)
+    w = replay(ts, keys, vals, cfg(**kw), details=True)
     r = ref.run(ts, keys, vals, **kw)
     assert len(w) == len(r) == 2
     for i, rw in enumerate(r):
@@ -494,7 +519,7 @@ def test_paper_mode_promotion_small():
     ts = np.arange(6, dtype=np.float64) * 0.1
     keys = np.array([5, 5, 5, 5, 5, 9], dtype=np.int64)
     vals = np.array([100.0, 200.0, 1.0, 2.0, 3.0, 0.0])
-    w = sp.replay(ts, keys, vals, cfg(range_s=0.5, slide_s=0.5, mode="paper", precheck=0.0),
+    w = replay(ts, keys, vals, cfg(range_s=0.5, slide_s=0.5, mode="paper", precheck=0.0),
                   details=True)
     d = w.groups[0]
     t = int(np.flatnonzero(d["key"] == 5)[0])
@@ -511,7 +536,7 @@ def test_sliding_windows(r, s):
     ts = np.sort(rng.uniform(0.0, 10.0, n))
     keys = rng.integers(0, 5, n).astype(np.int64)
     vals = rng.normal(10, 1, n)
-    w = sp.replay(ts, keys, vals, cfg(range_s=r, slide_s=s))
+    w = replay(ts, keys, vals, cfg(range_s=r, slide_s=s))
     k = np.round(w.start / s)
     assert np.array_equal(w.start, w.window_id * s) and np.array_equal(k, w.window_id)
     assert (np.diff(w.window_id) == 1).all() and np.array_equal(w.end, w.start + r)
@@ -537,7 +562,6 @@ def test_validation_errors():
                     (dict(confidence=1.0), "confidence must be in (0, 1), got 1.0"),
                     (dict(z_rule="x"), "unknown z_rule 'x'; expected one of ('two-sided', 'one-sided')"),
                     (dict(mode="x"), "unknown mode 'x'; expected one of ('exact', 'paper')"),
-                    (dict(partitioner="x"), "unknown partitioner 'x'; expected one of ('fld', 'pkg', 'shuffle')"),
                     (dict(workers=0), "workers must be an integer >= 1, got 0"),
                     (dict(threshold_g=0), "threshold_g must be an integer >= 1, got 0"),
                     (dict(n_min=0), "n_min must be an integer >= 1, got 0")):
@@ -545,31 +569,33 @@ def test_validation_errors():
             cfg(**kw)
     c = cfg()
     with pytest.raises(SkewbenchError, match=r"^replay: ts, keys and values differ in length \(3, 2, 3\)$"):
-        sp.replay(ts, keys[:2], vals, c)
+        replay(ts, keys[:2], vals, c)
     with pytest.raises(SkewbenchError, match=r"^replay: ts must be non-decreasing \(event-time order\)$"):
-        sp.replay(ts[::-1], keys, vals, c)
+        replay(ts[::-1], keys, vals, c)
     with pytest.raises(SkewbenchError, match=r"^replay: keys must be >= 0$"):
-        sp.replay(ts, -keys, vals, c)
-    assert len(sp.replay(ts[:0], keys[:0], vals[:0], c)) == 0
+        replay(ts, -keys, vals, c)
+    assert len(replay(ts[:0], keys[:0], vals[:0], c)) == 0
+    with pytest.raises(SkewbenchError, match=r"^replay: the strategy must have a route method, got object$"):
+        sp.replay(object(), ts, keys, vals, c.config)
 
 
 # --------------------------------------------------------------------------------------------
 # 16. FLD emulation
 
 def test_fld_java():
-    assert sorted(sp.fld_java(np.arange(4), 4).tolist()) == [0, 1, 2, 3]
-    assert sorted(sp.fld_java_str(str(k), 4) for k in range(4)) == [0, 1, 2, 3]
+    assert sorted(routing.fld_java(np.arange(4), 4).tolist()) == [0, 1, 2, 3]
+    assert sorted(routing.fld_java_str(str(k), 4) for k in range(4)) == [0, 1, 2, 3]
     # by hand: 31 + k for small k; Long.hashCode(2**32) = 1; Long.hashCode(2**31) = -2**31
-    assert sp.fld_java(np.arange(4), 4).tolist() == [3, 0, 1, 2]
-    assert [sp.fld_java_str(str(k), 4) for k in range(4)] == [3, 0, 1, 2]  # '0' = 48
-    assert sp.fld_java(np.array([2**32]), 4)[0] == 32 % 4
-    assert sp.fld_java(np.array([2**31]), 7)[0] == (31 - 2**31) % 7
+    assert routing.fld_java(np.arange(4), 4).tolist() == [3, 0, 1, 2]
+    assert [routing.fld_java_str(str(k), 4) for k in range(4)] == [3, 0, 1, 2]  # '0' = 48
+    assert routing.fld_java(np.array([2**32]), 4)[0] == 32 % 4
+    assert routing.fld_java(np.array([2**31]), 7)[0] == (31 - 2**31) % 7
     # Long.MAX_VALUE: 0x7fffffff_ffffffff ^ 0x7fffffff -> low word 0x80000000 = MIN_VALUE
-    assert sp.fld_java(np.array([2**63 - 1]), 5)[0] == (31 - 2**31) % 5
-    assert sp.fld_java_str("hello", 4) == (31 + 99162322) % 4          # "hello".hashCode()
-    assert sp.fld_java_str("polygenelubricants", 7) == (31 - 2**31) % 7  # hashCode = MIN_VALUE
-    assert sp.fld_java_str("", 3) == 31 % 3
-    assert ref.fld(2**31, 7) == sp.fld_java(np.array([2**31]), 7)[0]
+    assert routing.fld_java(np.array([2**63 - 1]), 5)[0] == (31 - 2**31) % 5
+    assert routing.fld_java_str("hello", 4) == (31 + 99162322) % 4          # "hello".hashCode()
+    assert routing.fld_java_str("polygenelubricants", 7) == (31 - 2**31) % 7  # hashCode = MIN_VALUE
+    assert routing.fld_java_str("", 3) == 31 % 3
+    assert ref.fld(2**31, 7) == routing.fld_java(np.array([2**31]), 7)[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -594,9 +620,9 @@ def test_sampling():
     ts, keys, vals = _zipf_stream(11, cv=0.3)
     for part in ("fld", "pkg", "shuffle"):
         c = cfg(partitioner=part, precheck=0.0)
-        w1 = sp.replay(ts, keys, vals, c, seed=5, details=True)
-        w2 = sp.replay(ts, keys, vals, c, seed=5, details=True)
-        w3 = sp.replay(ts, keys, vals, c, seed=6, details=True)
+        w1 = replay(ts, keys, vals, c, seed=5, details=True)
+        w2 = replay(ts, keys, vals, c, seed=5, details=True)
+        w3 = replay(ts, keys, vals, c, seed=6, details=True)
         fields_equal(w1, w2)
         assert np.array_equal(w1.loads_after, w3.loads_after)
         for d1, d2, d3 in zip(w1.groups, w2.groups, w3.groups):
@@ -622,13 +648,13 @@ def test_debs_like_skip():
     ts = np.sort(rng.uniform(0, units, n))
     sigma = math.sqrt(math.log(2.0))                     # lognormal CV 1
     vals = rng.lognormal(2.0, sigma, n)
-    storm = sp.replay(ts, keys, vals, cfg(shed=False), span=(0.0, units))
-    w = sp.replay(ts, keys, vals, cfg(), span=(0.0, units))
+    storm = replay(ts, keys, vals, cfg(shed=False), span=(0.0, units))
+    w = replay(ts, keys, vals, cfg(), span=(0.0, units))
     assert len(w) == units - 1 and (np.abs(w.size - 15_000) < 1000).all()
     assert (w.precheck < 15.0).all() and not w.ran.any()
     fields_equal(w, storm)
     assert np.array_equal(sp.imbalance(w.loads_after), sp.imbalance(storm.loads))
-    w0 = sp.replay(ts, keys, vals, cfg(precheck=0.0), span=(0.0, units))   # the algorithm would trim a few keys
+    w0 = replay(ts, keys, vals, cfg(precheck=0.0), span=(0.0, units))   # the algorithm would trim a few keys
     assert w0.ran.all() and (w0.shed_tuples < 0.03 * w0.size).all()
 
 
@@ -644,8 +670,8 @@ def test_burst_removal():
     ts, keys = ts[o], keys[o]
     mu = np.array([20.0, 35.0, 50.0, 80.0])
     vals = normal_values(rng, keys, mu, 0.5)
-    storm = sp.replay(ts, keys, vals, cfg(shed=False), span=(0.0, units))
-    w = sp.replay(ts, keys, vals, cfg(), span=(0.0, units))
+    storm = replay(ts, keys, vals, cfg(shed=False), span=(0.0, units))
+    w = replay(ts, keys, vals, cfg(), span=(0.0, units))
     assert w.window_id[0] == 0 and len(w) == units - 1
     burst = (w.window_id >= 50) & (w.window_id <= 65)
     m_storm = storm.loads.max(1)

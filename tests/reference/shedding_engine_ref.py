@@ -29,7 +29,7 @@ import math
 
 from tests.reference import las_ref
 
-#: the operator kinds' simulator names (skewbench.shedding.strategies: las_kind)
+#: the operator shedders' kinds in the reference simulator (tests.reference.las_ref.simulate), by strategy name
 LAS_KIND = {"las": "las", "bl": "bl", "sm": "sm", "fk": "fk", "ns": "ns"}
 LAS_DEFAULTS = {"epsilon": 0.05, "delta": 0.1, "window": 1024, "mu": 0.05, "inflation": None,
                 "literal_clock": False, "literal_sync": False, "goal": "avg"}

@@ -69,7 +69,6 @@ def decide(dataset: str, strategy: str, workers: int, *, windows: int | None = N
     """``strategy``'s per-window loads on the dataset at ``dataset`` (its window range and slide
     from its metadata, as a replay has them), the first ``windows`` complete windows when given."""
     from skewbench.datasets.contract import open_dataset
-    from skewbench.shedding import shedpart
     from skewbench.shedding.engine import ShedConfig, window_of
 
     cls = check_strategy(strategy)
@@ -89,7 +88,7 @@ def decide(dataset: str, strategy: str, workers: int, *, windows: int | None = N
         # window is complete when a tuple comes after it)
         stop = int(np.searchsorted(ts, ts[0] + (windows + 1) * s + r, side="left"))
         ts, keys, values = ts[:stop], keys[:stop], values[:stop]
-    win = shedpart.replay(ts, keys, values, strat.config(r, s, workers, error, confidence), seed)
+    win = strat.replay(ts, keys, values, strat.config(r, s, workers, error, confidence), seed)
     k = len(win.size) if windows is None else min(windows, len(win.size))
     if k == 0:
         raise SkewbenchError(f"{dataset}: no complete window of {r:g} s in the stream")

@@ -19,7 +19,7 @@ that prefix, tau and the goal, so a process computes it once for all strategies 
 Partition cells (shedpart.spec.md 2, 3)
 ---------------------------------------
 The dataset's ``ts`` (seconds), ``key`` (group) and ``value`` replay through the cell's
-partitioner on ``workers`` workers, with ShedPart at every window's end or without it (the
+strategy's routing on ``workers`` workers, with ShedPart at every window's end or without it (the
 baselines).  Window range and slide come from ``--range``/``--slide``, else from the dataset's
 metadata (``shedpart_window``), else a tenth of the dataset's span with half of it as slide.
 
@@ -193,6 +193,7 @@ def simulate_operator(strategy: str, params: dict[str, Any], d: _OpData, provisi
     0: no optimum, its fields None: what a caller that reads none of them saves, 90% of a 32k-tuple
     cell's time at some loads)."""
     from skewbench.shedding import las, optimum
+    from skewbench.shedding.strategies.baselines import BaseLine
 
     strat = registry.get(FAMILY, strategy)(**params)
     P = float(provisioning)
@@ -206,12 +207,12 @@ def simulate_operator(strategy: str, params: dict[str, Any], d: _OpData, provisi
         idx = rng.integers(0, d.ref_end, size=max(8 * int(cfg.window), 4096))
         warm = {"warm_keys": d.keys[idx], "warm_durations": d.cost[idx]}
     t0 = time.perf_counter()
-    tr = las.simulate(strat.las_kind, d.keys, arr, d.cost, cfg, seed, **warm)
+    tr = strat.simulate(d.keys, arr, d.cost, cfg, seed, **warm)
     seconds = time.perf_counter() - t0
-    if strat.las_kind == "bl":
+    if isinstance(strat, BaseLine):
         bl_dropped = int(tr.dropped.sum())
-    else:
-        bl_dropped = int(las.simulate("bl", d.keys, arr, d.cost, cfg, seed).dropped.sum())
+    else:  # lambda compares every shedder with Base Line on the same stream and seed
+        bl_dropped = int(BaseLine().simulate(d.keys, arr, d.cost, cfg, seed).dropped.sum())
     kept = ~tr.dropped
     q = tr.q[kept]
     c = tr.c[kept]
@@ -293,7 +294,7 @@ def check_windows(ds, config: ShedConfig, cells: int = 1) -> tuple[float, float]
     """The (range, slide) of a dataset's partition cells, refused when no complete window fits its
     span or when there would be more than :data:`MAX_WINDOWS` (or more series rows over ``cells``
     partition cells than :data:`skewbench.replay.MAX_SERIES_ROWS`)."""
-    from skewbench.shedding.shedpart import _window_range
+    from skewbench.shedding.shedpart import window_range
 
     # arrival times never decrease: the first and the last are two small reads
     t0, t1 = (ds.first_value("ts"), ds.last_value("ts")) if ds.tuples else (0.0, 0.0)
@@ -305,7 +306,7 @@ def check_windows(ds, config: ShedConfig, cells: int = 1) -> tuple[float, float]
     words = {"step": f"a slide of {s:g} s", "over": f"the dataset's {span:g} s", "option": "--slide"}
     # estimated first (one division): a tiny slide must not loop
     shared.refuse_windows((span - r) / s + 1, MAX_WINDOWS, slack=2, cells=cells, **words)
-    k0, k1 = _window_range(t0, t1, r, s)  # the windows the replay computes
+    k0, k1 = window_range(t0, t1, r, s)  # the windows the replay computes
     if k1 < k0:
         raise SkewbenchError(f"no complete window of range {r:g} s (slide {s:g} s) fits the dataset's {span:g} s "
                              "(use a shorter --range)")
@@ -326,8 +327,6 @@ def _pct(x: np.ndarray, q: float) -> float | None:
 
 
 def run_partition(ds, cell: Cell, config: ShedConfig) -> tuple[dict, list[dict]]:
-    from skewbench.shedding import shedpart
-
     t_wall = time.perf_counter()
     t = ds.read_table(["ts", "key", "value"])
     ts = t.column("ts").to_numpy().astype(np.float64)
@@ -336,7 +335,7 @@ def run_partition(ds, cell: Cell, config: ShedConfig) -> tuple[dict, list[dict]]
     strat = make(cell)
     r, s = window_of(ds, config, float(ts[-1] - ts[0]) if len(ts) > 1 else 0.0)
     cfg = strat.config(r, s, cell.workers, config.error, config.confidence)
-    win = shedpart.replay(ts, keys, values, cfg, cell.seed)
+    win = strat.replay(ts, keys, values, cfg, cell.seed)
     L, Lp = np.asarray(win.loads, dtype=np.float64), np.asarray(win.loads_after, dtype=np.float64)
     nw = len(win.size)
     imb = (Lp.max(axis=1) - Lp.mean(axis=1)) if nw else np.zeros(0)
@@ -365,7 +364,7 @@ def run_partition(ds, cell: Cell, config: ShedConfig) -> tuple[dict, list[dict]]
         "stats": json.dumps({"precheck_mean": float(np.mean(win.precheck)) if has else None,
                              "trimmed_groups": int(np.sum(win.n_trimmed)) if has else 0,
                              "blacklisted_groups": int(np.sum(win.n_blacklisted)) if has else 0,
-                             "partitioner": cfg.partitioner}, sort_keys=True),
+                             "partitioner": strat.partitioner}, sort_keys=True),
         "shedder_seconds": float(np.sum(win.t_sp_ns)) / 1e9,
     }
     series = []

@@ -1,5 +1,11 @@
 """Load-Aware Shedding (las.spec.md): a virtual-time simulation of source -> shedder -> one FIFO
-operator, for LAS and its comparison strategies.
+operator, the machinery every operator shedder of :mod:`skewbench.shedding.strategies` runs on.
+
+A shedder plugs in through :class:`OperatorPlan`, which its ``plan`` method returns: the tuples it
+drops before any check (``drop``), whether the kept ones go through SHED/CHECK (``check``), and
+where CHECK's execution-time estimate comes from: numbers fixed in advance (``estimates``) or the
+simulator's one online estimator, LAS's Count-Min sketch fed back by the operator (``online``).
+:func:`simulate` validates the stream, asks the shedder for its plan and runs the compiled loop.
 
 Model (las.spec.md 1-2)
 -----------------------
@@ -11,28 +17,31 @@ completion latency ``s + durations[i] - a``.  Completions at or before an arriva
 before that arrival (2.6).  The shedder decides at once, from its own state and the arrival time
 only, never from the tuple's key:
 
-* ``ns`` keeps everything; ``bl`` drops tuple ``i`` when ``coins[i] < max(0, u)`` (2.5.1, A11);
-* ``sm``, ``fk`` and ``las`` run SHED/CHECK (2.3): ``x = a - T0``, ``q^ = max(0, C^ - x)``; the
-  look-ahead AVG(tau) check drops when ``(Qsum + q^) / (l + 1) > tau`` (A2), the ``goal="max"``
-  check when ``q^ > tau`` (A18); a kept tuple adds ``q^`` to ``Qsum`` and one to ``l`` and moves
-  the clock to ``C^ = max(C^, x) + (1 + infl) * EST(t)``.  ``literal_clock`` removes both
-  ``max`` clamps (A1).  EST is the constant ``wbar`` for SM and the exact ``durations[i]`` for FK,
-  both starting in RUN with ``infl = 0`` (A9, A10); LAS uses the Count-Min point query of 2.1
-  and ``infl = inflation`` (default ``epsilon``, A25).
-* LAS's operator (2.2) keeps Count-Min matrices ``Fo`` (counts) and ``Wo`` (summed measured
-  durations), ``r = ceil(log2(1/delta))`` rows by ``c = round(e/epsilon)`` columns (A4), rows
-  hashed by Carter-Wegman ``h_i(x) = ((a_i x + b_i) mod (2^31 - 1)) mod c``.  On the k-th executed
-  tuple it sets its clock ``C`` to the finish time minus ``T0`` (``literal_clock``: adds the
-  duration), answers a piggy-backed ``(C^, kappa)`` with ``Delta = C - C^``, and when
-  ``k mod N == 0`` takes the cell ratios ``R = Wo / Fo`` (0 on empty cells): in START it stores
-  them as its snapshot ``S``, in STABILIZING it ships ``(Fo, Wo)`` to the shedder when
-  ``sum|S - R| / sum S <= mu`` (``inf`` when ``sum S == 0``) and restarts empty in START, else
-  ``S = R``.  Only then is the tuple itself recorded (the listing's order, A16).
-* LAS's shedder (2.3) is NOP (keep, no estimate, no clock) until its first matrices, then SEND:
-  the next kept tuple carries ``(C^, kappa)`` and the shedder goes to RUN; matrices may arrive in
-  any mode and always put it back in SEND.  A returned ``Delta`` is applied as
-  ``corr = Delta - (kappa - kappa_sent)`` (A15; ``literal_sync``: ``corr = Delta``), with
-  ``C^ += corr`` and ``kappa += corr``.  Messages travel instantly.
+* a tuple of the plan's ``drop`` is dropped at once (NS drops none; BL drops tuple ``i`` when
+  ``coins[i] < max(0, u)``, 2.5.1, A11); without ``check`` every other tuple is kept;
+* with ``check`` (SM, FK, LAS) the shedder runs SHED/CHECK (2.3): ``x = a - T0``, ``q^ = max(0,
+  C^ - x)``; the look-ahead AVG(tau) check drops when ``(Qsum + q^) / (l + 1) > tau`` (A2), the
+  ``goal="max"`` check when ``q^ > tau`` (A18); a kept tuple adds ``q^`` to ``Qsum`` and one to
+  ``l`` and moves the clock to ``C^ = max(C^, x) + (1 + infl) * EST(t)``.  ``literal_clock``
+  removes both ``max`` clamps (A1).  ``infl`` is the plan's ``inflation``.  EST is the plan's
+  ``estimates`` (per tuple, or one number for all) for a static estimator (SM: the constant
+  ``wbar``; FK: the exact ``durations[i]``), which starts in RUN (A9, A10); the online estimator
+  (LAS) is the Count-Min point query of 2.1, with ``infl = inflation`` (default ``epsilon``,
+  A25).
+* The online estimator's operator (LAS, 2.2) keeps Count-Min matrices ``Fo`` (counts) and ``Wo``
+  (summed measured durations), ``r = ceil(log2(1/delta))`` rows by ``c = round(e/epsilon)``
+  columns (A4), rows hashed by Carter-Wegman ``h_i(x) = ((a_i x + b_i) mod (2^31 - 1)) mod c``.
+  On the k-th executed tuple it sets its clock ``C`` to the finish time minus ``T0``
+  (``literal_clock``: adds the duration), answers a piggy-backed ``(C^, kappa)`` with ``Delta =
+  C - C^``, and when ``k mod N == 0`` takes the cell ratios ``R = Wo / Fo`` (0 on empty cells):
+  in START it stores them as its snapshot ``S``, in STABILIZING it ships ``(Fo, Wo)`` to the
+  shedder when ``sum|S - R| / sum S <= mu`` (``inf`` when ``sum S == 0``) and restarts empty in
+  START, else ``S = R``.  Only then is the tuple itself recorded (the listing's order, A16).
+* The online estimator's shedder (LAS, 2.3) is NOP (keep, no estimate, no clock) until its first
+  matrices, then SEND: the next kept tuple carries ``(C^, kappa)`` and the shedder goes to RUN;
+  matrices may arrive in any mode and always put it back in SEND.  A returned ``Delta`` is
+  applied as ``corr = Delta - (kappa - kappa_sent)`` (A15; ``literal_sync``: ``corr = Delta``),
+  with ``C^ += corr`` and ``kappa += corr``.  Messages travel instantly.
 * Warm start (A5): an untimed warm-up sample runs through the operator (cycling through it up to
   64 times) until it ships its first matrices; the shedder starts in SEND with that pair and the
   operator restarts empty in START with ``C = 0``.  Without a sample, or when the sample never
@@ -47,6 +56,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from skewbench.jit import njit
@@ -54,7 +64,6 @@ from skewbench.jit import njit
 from skewbench.errors import SkewbenchError
 from skewbench.simulation import fifo_start
 
-KINDS = ("ns", "bl", "sm", "fk", "las")
 PRIME = 2**31 - 1
 #: largest number of sketch columns (epsilon = 0 or tiny epsilon would ask for more)
 MAX_COLUMNS = 1 << 16
@@ -63,8 +72,6 @@ MAX_COLUMNS = 1 << 16
 MAX_ROWS = 20
 #: cap on the passes through a warm-up sample (A5)
 WARM_PASSES = 64
-_KIND_CODE = {k: i for i, k in enumerate(KINDS)}
-_NS, _BL, _SM, _FK, _LAS = range(5)
 _NOP, _SEND, _RUN = 0, 1, 2
 _START, _STAB = 0, 1
 _COIN_TAG = 0xB1
@@ -107,7 +114,7 @@ def bl_coins(seed: int, m: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LASConfig:
-    """Parameters of one simulation; only the ones its kind uses matter."""
+    """Parameters of one simulation; only the ones its shedder uses matter."""
 
     tau: float                        # ms, the bound on the running average queueing latency
     epsilon: float = 0.05             # Count-Min precision (c = round(e/epsilon)) and LAS's inflation
@@ -141,26 +148,28 @@ class Trace:
 # Count-Min pieces shared by operator and shedder
 
 @njit(cache=True)
-def _col(key, a, b, c):
-    # ((a key + b) mod p) mod c with p = 2^31 - 1: fold the high bits (2^31 == 1 mod p) instead of
+def _mod_p(key, a, b):
+    # (a key + b) mod p with p = 2^31 - 1: fold the high bits (2^31 == 1 mod p) instead of
     # dividing by p; a key + b < 2^62 + 2^31 fits int64
     x = a * key + b
     x = (x & 2147483647) + (x >> 31)
     x = (x & 2147483647) + (x >> 31)
     if x >= 2147483647:
         x -= 2147483647
-    return x % c
+    return x
+
+
+@njit(cache=True)
+def _col(key, a, b, c):
+    # ((a key + b) mod p) mod c
+    return _mod_p(key, a, b) % c
 
 
 @njit(cache=True)
 def _col_fast(key, a, b, c, inv_c):
     # _col with the final ``mod c`` by a float reciprocal and one correction step
     # (exact: x < 2^31, so x * inv_c is off by far less than one)
-    x = a * key + b
-    x = (x & 2147483647) + (x >> 31)
-    x = (x & 2147483647) + (x >> 31)
-    if x >= 2147483647:
-        x -= 2147483647
+    x = _mod_p(key, a, b)
     y = x - np.int64(x * inv_c) * c
     if y < 0:
         y += c
@@ -188,6 +197,7 @@ def _record_cols(F, W, cols, t, dur):
 
 @njit(cache=True)
 def _est_cols(F, W, cols, t):
+    # EST of tuple t from its precomputed columns cols[t, :]
     best = F[0, cols[t, 0]]
     bw = W[0, cols[t, 0]]
     for i in range(1, F.shape[0]):
@@ -214,17 +224,10 @@ def _mean0(F, W):
 
 @njit(cache=True)
 def _est(F, W, key, ha, hb):
-    c = F.shape[1]
-    best = -1.0
-    bw = 0.0
+    cols = np.empty((1, F.shape[0]), dtype=np.int64)
     for i in range(F.shape[0]):
-        j = _col(key, ha[i], hb[i], c)
-        if best < 0.0 or F[i, j] < best:  # strict: ties keep the lowest row (A23)
-            best = F[i, j]
-            bw = W[i, j]
-    if best > 0.0:
-        return bw / best
-    return _mean0(F, W)
+        cols[0, i] = _col(key, ha[i], hb[i], F.shape[1])
+    return _est_cols(F, W, cols, 0)
 
 
 @njit(cache=True)
@@ -323,7 +326,7 @@ def _warm(wkeys, wdurs, ha, hb, c, N, mu, passes):
 
 
 @njit(cache=True)
-def _simulate(kind, keys, arrivals, durations, coins, pdrop, tau, goal_max, infl, wbar, literal_clock,
+def _simulate(keys, arrivals, durations, pre_drop, check, est, est_step, online, tau, goal_max, infl, literal_clock,
               literal_sync, N, mu, ha, hb, c, warm, Fw, Ww):
     m = keys.shape[0]
     r = ha.shape[0]
@@ -340,20 +343,20 @@ def _simulate(kind, keys, arrivals, durations, coins, pdrop, tau, goal_max, infl
     busy = T0
     # shedder state
     mode = _RUN
-    if kind == _LAS:
+    if online:
         mode = _SEND if warm else _NOP
     Chat = 0.0
     Qsum = 0.0
     ell = 0
     kappa = 0.0
-    matrices = 1 if (kind == _LAS and warm) else 0
+    matrices = 1 if (online and warm) else 0
     nop = 0
     Fl = np.zeros((r, c))
     Wl = np.zeros((r, c))
-    if kind == _LAS and warm:
+    if online and warm:
         Fl[:, :] = Fw
         Wl[:, :] = Ww
-    # operator state (LAS only)
+    # operator state (the online estimator only)
     Fo = np.zeros((r, c))
     Wo = np.zeros((r, c))
     S = np.zeros((r, c))
@@ -371,7 +374,9 @@ def _simulate(kind, keys, arrivals, durations, coins, pdrop, tau, goal_max, infl
     head = 0
     size = 0
     one_plus = 1.0 + infl
-    if kind == _LAS:
+    has_drop = pre_drop.shape[0] > 0
+    e_all = est[0]  # a static estimate that is one number for every tuple (est_step == 0)
+    if online:
         cols = np.empty((m, r), dtype=np.int64)  # each tuple hashed once, for EST and for the operator
         inv_c = 1.0 / c
         for i in range(m):
@@ -382,7 +387,7 @@ def _simulate(kind, keys, arrivals, durations, coins, pdrop, tau, goal_max, infl
     for i in range(m):
         a = arrivals[i]
         key = keys[i]
-        if kind == _LAS:
+        if online:
             while size > 0 and p_fin[head] <= a:
                 # OP_EXECUTED
                 k += 1
@@ -414,9 +419,9 @@ def _simulate(kind, keys, arrivals, durations, coins, pdrop, tau, goal_max, infl
         # SHED
         keep = True
         piggy = False
-        if kind == _BL:
-            keep = not (coins[i] < pdrop)
-        elif kind != _NS:
+        if has_drop and pre_drop[i]:
+            keep = False
+        elif check:
             if mode == _NOP:
                 nop += 1
             else:
@@ -435,12 +440,10 @@ def _simulate(kind, keys, arrivals, durations, coins, pdrop, tau, goal_max, infl
                     base = Chat
                     if not literal_clock and x > base:
                         base = x
-                    if kind == _SM:
-                        e = wbar
-                    elif kind == _FK:
-                        e = durations[i]
-                    else:
+                    if online:
                         e = _est_cols(Fl, Wl, cols, i)
+                    else:
+                        e = est[i] if est_step else e_all
                     Chat = base + one_plus * e
                     if mode == _SEND:
                         piggy = True
@@ -451,7 +454,7 @@ def _simulate(kind, keys, arrivals, durations, coins, pdrop, tau, goal_max, infl
             busy = s + w
             q[i] = s - a
             cl[i] = busy - a
-            if kind == _LAS:
+            if online:
                 tail = head + size
                 if tail >= cap:
                     tail -= cap
@@ -487,22 +490,26 @@ def _check_durations(d: np.ndarray, name: str) -> None:
         raise SkewbenchError(f"las: {name} must be finite and > 0, got {float(bad)!r}")
 
 
-def simulate(kind: str, keys, arrivals, durations, config: LASConfig, seed: int = 0, *,
-             coins: np.ndarray | None = None,
-             warm_keys: np.ndarray | None = None, warm_durations: np.ndarray | None = None,
-             hash_a: np.ndarray | None = None, hash_b: np.ndarray | None = None,
-             columns: int | None = None) -> Trace:
-    """Run one strategy over a stream (las.spec.md 2.6) and return its :class:`Trace`.
+@dataclass(frozen=True)
+class OperatorPlan:
+    """What an operator shedder supplies to :func:`simulate` for one stream (its ``plan`` method).
 
-    ``kind`` is one of :data:`KINDS`.  ``keys`` (int, ``0 <= key < 2^31``), ``arrivals`` (ms,
-    non-decreasing) and ``durations`` (ms, > 0: the true duration of each tuple, which FK uses as
-    its estimate and LAS's operator measures) have one entry per tuple.  ``seed`` draws BL's
-    ``coins`` and LAS's hash parameters when they are not given.  ``warm_keys`` and
-    ``warm_durations`` give LAS's warm-up sample (A5; ``None`` starts cold).  ``columns``
-    overrides the sketch width ``round(e/epsilon)``, e.g. for an injective test hash.
+    ``drop`` (bool, one per tuple; None: none) marks the tuples dropped before any check;
+    ``check`` sends every other tuple through SHED/CHECK (2.3), whose estimate of a tuple's
+    execution time is ``estimates`` (finite and >= 0: one per tuple, or one number for every
+    tuple) for a static estimator, or the simulator's online estimator (LAS's Count-Min sketch
+    with operator feedback) when ``online``.
+    ``inflation`` is the ``infl`` of the clock update ``C^ = ... + (1 + infl) EST``.
     """
-    if kind not in _KIND_CODE:
-        raise SkewbenchError(f"las: unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+
+    drop: np.ndarray | None = None
+    check: bool = False
+    estimates: np.ndarray | float | None = None
+    online: bool = False
+    inflation: float = 0.0
+
+
+def _check_stream(keys, arrivals, durations) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     keys = _as_1d(keys, np.int64, "keys")
     arrivals = _as_1d(arrivals, np.float64, "arrivals")
     durations = _as_1d(durations, np.float64, "durations")
@@ -516,7 +523,10 @@ def simulate(kind: str, keys, arrivals, durations, config: LASConfig, seed: int 
         raise SkewbenchError("las: arrivals must be finite")
     if m > 1 and np.any(np.diff(arrivals) < 0):
         raise SkewbenchError("las: arrivals must be non-decreasing")
-    cfg = config
+    return keys, arrivals, durations
+
+
+def _check_config(cfg: LASConfig) -> None:
     if not (cfg.tau >= 0):
         raise SkewbenchError(f"las: tau must be >= 0, got {cfg.tau!r}")
     if not (cfg.epsilon >= 0):
@@ -532,10 +542,10 @@ def simulate(kind: str, keys, arrivals, durations, config: LASConfig, seed: int 
     infl = cfg.epsilon if cfg.inflation is None else float(cfg.inflation)
     if not (infl >= 0):
         raise SkewbenchError(f"las: inflation must be >= 0, got {cfg.inflation!r}")
-    if kind == "sm" and not (cfg.wbar >= 0 and math.isfinite(cfg.wbar)):
-        raise SkewbenchError(f"las: wbar must be finite and >= 0, got {cfg.wbar!r}")
-    if kind == "bl" and math.isnan(cfg.u):
-        raise SkewbenchError("las: u must be a number, got nan")
+
+
+def _hashes(cfg: LASConfig, seed: int, hash_a, hash_b, columns) -> tuple[np.ndarray, np.ndarray, int]:
+    """The Count-Min rows' hash parameters and the sketch width."""
     r, c = sketch_shape(cfg.epsilon, cfg.delta)
     if columns is not None:
         if int(columns) != columns or columns < 1:
@@ -552,35 +562,90 @@ def simulate(kind: str, keys, arrivals, durations, config: LASConfig, seed: int 
             raise SkewbenchError(f"las: hash_a and hash_b need {r} entries (one per row), got {len(ha)} and {len(hb)}")
         if np.any(ha < 0) or np.any(ha >= PRIME) or np.any(hb < 0) or np.any(hb >= PRIME):
             raise SkewbenchError("las: hash parameters must lie in [0, 2^31 - 1)")
-    if coins is None:
-        coin_arr = bl_coins(seed, m) if kind == "bl" else np.zeros(0)
-    else:
-        coin_arr = _as_1d(coins, np.float64, "coins")
-        if len(coin_arr) != m:
-            raise SkewbenchError(f"las: coins must have one entry per tuple ({m}), got {len(coin_arr)}")
+    return ha, hb, c
+
+
+def _check_plan(plan: Any, durations: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The plan's drop and estimate arrays as the kernel takes them (an empty ``drop``: none;
+    the estimates' step, 0 when one number serves every tuple)."""
+    m = len(durations)
+    if not isinstance(plan, OperatorPlan):
+        raise SkewbenchError(f"las: a shedder's plan must be an OperatorPlan, got {type(plan).__name__}")
+    drop = np.zeros(0, dtype=np.bool_) if plan.drop is None else np.ascontiguousarray(plan.drop, dtype=np.bool_)
+    if plan.drop is not None and drop.shape != (m,):
+        raise SkewbenchError(f"las: the plan's drop needs one entry per tuple ({m}), got shape {drop.shape}")
+    if not (plan.inflation >= 0 and math.isfinite(plan.inflation)):
+        raise SkewbenchError(f"las: the plan's inflation must be finite and >= 0, got {plan.inflation!r}")
+    if not plan.check or plan.online:
+        return drop, np.zeros(1), 0
+    if plan.estimates is None:
+        raise SkewbenchError("las: a plan that checks needs estimates or the online estimator")
+    est = np.ascontiguousarray(np.atleast_1d(plan.estimates), dtype=np.float64)
+    one = np.ndim(plan.estimates) == 0
+    if not one and est.shape != (m,):
+        raise SkewbenchError(f"las: the plan's estimates need one entry per tuple ({m}) or one number, got shape "
+                             f"{est.shape}")
+    if m and est is not durations and not (est.min() >= 0 and est.max() < math.inf):  # nan fails the first
+        raise SkewbenchError("las: the plan's estimates must be finite and >= 0")
+    return drop, est, 0 if one else 1
+
+
+def _warm_sample(warm_keys, warm_durations) -> tuple[np.ndarray, np.ndarray] | None:
     if (warm_keys is None) != (warm_durations is None):
         raise SkewbenchError("las: give both warm_keys and warm_durations, or neither")
+    if warm_keys is None:
+        return None
+    wk = _as_1d(warm_keys, np.int64, "warm_keys")
+    wd = _as_1d(warm_durations, np.float64, "warm_durations")
+    if len(wk) != len(wd):
+        raise SkewbenchError(f"las: warm_keys and warm_durations must have the same length, got "
+                             f"{len(wk)} and {len(wd)}")
+    _check_keys(wk, "warm_keys")
+    _check_durations(wd, "warm_durations")
+    return wk, wd
+
+
+def simulate(shedder: Any, keys, arrivals, durations, config: LASConfig, seed: int = 0, *,
+             coins: np.ndarray | None = None,
+             warm_keys: np.ndarray | None = None, warm_durations: np.ndarray | None = None,
+             hash_a: np.ndarray | None = None, hash_b: np.ndarray | None = None,
+             columns: int | None = None) -> Trace:
+    """Run one operator shedder over a stream (las.spec.md 2.6) and return its :class:`Trace`.
+
+    ``shedder`` has a method ``plan(keys, arrivals, durations, config, seed, coins)`` returning an
+    :class:`OperatorPlan` (the operator strategies of :mod:`skewbench.shedding.strategies`).
+    ``keys`` (int, ``0 <= key < 2^31``), ``arrivals`` (ms, non-decreasing) and ``durations`` (ms,
+    > 0: the true duration of each tuple, which FK uses as its estimate and LAS's operator
+    measures) have one entry per tuple.  ``seed`` draws the Count-Min hash parameters when they
+    are not given, and the shedder draws from it what it needs (BL: its ``coins``, when not
+    given).  ``warm_keys`` and ``warm_durations`` give the online estimator's warm-up sample (A5;
+    ``None`` starts cold).  ``columns`` overrides the sketch width ``round(e/epsilon)``, e.g. for
+    an injective test hash.
+    """
+    if not callable(getattr(shedder, "plan", None)):
+        raise SkewbenchError(f"las: the shedder must have a plan method, got {type(shedder).__name__}")
+    keys, arrivals, durations = _check_stream(keys, arrivals, durations)
+    m = len(keys)
+    cfg = config
+    _check_config(cfg)
+    ha, hb, c = _hashes(cfg, seed, hash_a, hash_b, columns)
+    if coins is not None:
+        coins = _as_1d(coins, np.float64, "coins")
+        if len(coins) != m:
+            raise SkewbenchError(f"las: coins must have one entry per tuple ({m}), got {len(coins)}")
+    sample = _warm_sample(warm_keys, warm_durations)
+    plan = shedder.plan(keys, arrivals, durations, cfg, seed, coins)
+    drop, est, est_step = _check_plan(plan, durations)  # FK's estimates are the checked durations
     N = int(cfg.window)
     warm = False
-    Fw = np.zeros((r, c))
-    Ww = np.zeros((r, c))
-    if warm_keys is not None:
-        wk = _as_1d(warm_keys, np.int64, "warm_keys")
-        wd = _as_1d(warm_durations, np.float64, "warm_durations")
-        if len(wk) != len(wd):
-            raise SkewbenchError(f"las: warm_keys and warm_durations must have the same length, got "
-                                 f"{len(wk)} and {len(wd)}")
-        _check_keys(wk, "warm_keys")
-        _check_durations(wd, "warm_durations")
-        if kind == "las" and len(wk) > 0:
-            warm, Fw, Ww = _warm(wk, wd, ha, hb, c, N, float(cfg.mu), WARM_PASSES)
-            warm = bool(warm)
-    pdrop = max(0.0, float(cfg.u)) if kind == "bl" else 0.0
-    if kind != "las":
-        infl = 0.0  # the (1 + epsilon) factor is LAS's only (2.3, A9, A10)
-    res = _simulate(_KIND_CODE[kind], keys, arrivals, durations, coin_arr, pdrop, float(cfg.tau), cfg.goal == "max",
-                    float(infl), float(cfg.wbar), bool(cfg.literal_clock), bool(cfg.literal_sync), N,
-                    float(cfg.mu), ha, hb, c, warm, Fw, Ww)
+    Fw = np.zeros((len(ha), c))
+    Ww = np.zeros((len(ha), c))
+    if plan.online and sample is not None and len(sample[0]) > 0:
+        warm, Fw, Ww = _warm(sample[0], sample[1], ha, hb, c, N, float(cfg.mu), WARM_PASSES)
+        warm = bool(warm)
+    res = _simulate(keys, arrivals, durations, drop, bool(plan.check), est, est_step, bool(plan.online),
+                    float(cfg.tau), cfg.goal == "max", float(plan.inflation), bool(cfg.literal_clock),
+                    bool(cfg.literal_sync), N, float(cfg.mu), ha, hb, c, warm, Fw, Ww)
     dropped, q, cl, qhat, matrices, nop, deltas, qsum, ell = res
     return Trace(dropped=dropped, q=q, c=cl, qhat=qhat, matrices=int(matrices), nop_tuples=int(nop),
                  deltas=np.array(deltas, dtype=np.float64), belief=float(qsum / ell) if ell > 0 else math.nan,

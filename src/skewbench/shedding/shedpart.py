@@ -1,4 +1,5 @@
-"""ShedPart: load balance for keyed windowed aggregation through per-group shedding.
+"""ShedPart: load balance for keyed windowed aggregation through per-group shedding -- the
+window machinery every partition shedder of :mod:`skewbench.shedding.strategies` runs on.
 
 Implements Katsipoulakis, Labrinidis, Chrysanthis, "Improving Stream Load Balance through
 Shedding", following ``shedpart.spec.md`` ("spec"; "A7" is entry A7 of the spec's section 6,
@@ -7,17 +8,10 @@ Shedding", following ``shedpart.spec.md`` ("spec"; "A7" is entry A7 of the spec'
 Model
 -----
 A stream of tuples ``(tau, k, x)`` (event time in seconds, int64 group key >= 0, float64 value)
-is routed tuple by tuple, in arrival order, to ``V`` workers by a partitioner:
-
-``fld``
-    Storm fields grouping, ``floorMod(31 + javaHash(k), V)`` (spec 2.7, A15; :func:`fld_java`).
-    ``R(g) = {fld(g)}``.
-``pkg``
-    Partial key grouping: two candidates ``c_r(k) = mix64(k ^ mix64(2*hash_seed + r)) % V``
-    (r = 0, 1), the one with fewer tuples routed so far in the whole stream, ties to ``c_0``.
-    ``R(g) = {c_0, c_1}`` (one worker when they coincide).
-``shuffle``
-    Round robin by arrival index, ``i % V``.  ``R(g)`` = every worker.
+is routed tuple by tuple, in arrival order, to ``V`` workers by the strategy's own ``route``
+method (:meth:`skewbench.shedding.strategies.PartitionStrategy.route`: Storm fields grouping,
+PKG or shuffle grouping, :mod:`skewbench.shedding.strategies.partition`), which also gives each
+group's routing set ``R(g)``, the workers ShedPart trims it over.
 
 Windows (A12): window ``k`` (an integer, its ``window_id``) is ``[k*s, k*s + r)`` -- aligned to
 multiples of the slide ``s`` -- and holds the tuples with ``k*s <= tau < k*s + r``.  A window is
@@ -52,7 +46,7 @@ among the group's tuples on that worker in the window) gets the random key
 smallest keys are kept (A21).  AVG estimate ``sum_j C[g,j] * mean_j / N_g`` (stratified).
 
 Everything but ``t_sp_ns`` is a deterministic function of the inputs and ``seed``; routing,
-loads and imbalance do not depend on ``seed`` (only ``pkg``'s ``hash_seed``).
+loads and imbalance do not depend on ``seed`` (only on the routing and ``hash_seed``).
 """
 
 from __future__ import annotations
@@ -69,83 +63,20 @@ from skewbench.errors import SkewbenchError
 from skewbench.hashing import mix64
 
 __all__ = [
-    "PARTITIONERS", "MODES", "Z_RULES", "CMS_WIDTH", "CMS_DEPTH",
-    "fld_java", "fld_java_str", "z_value", "sample_size", "precheck_value", "shedpart_window",
-    "ShedPartConfig", "Windows", "replay", "count_min", "srs_positions", "imbalance",
+    "MODES", "Z_RULES", "CMS_WIDTH", "CMS_DEPTH",
+    "z_value", "sample_size", "precheck_value", "shedpart_window",
+    "ShedPartConfig", "Windows", "window_range", "replay", "count_min", "srs_positions", "imbalance",
 ]
 
-PARTITIONERS = ("fld", "pkg", "shuffle")
 MODES = ("exact", "paper")
 Z_RULES = ("two-sided", "one-sided")
 CMS_WIDTH = 2719
 CMS_DEPTH = 5
 _CMS_SALT = 0xC0FFEE5EED
-_MASK32 = (1 << 32) - 1
-_MASK64 = (1 << 64) - 1
 
 
 # --------------------------------------------------------------------------------------------
-# hashing / partitioners
-
-def fld_java(keys: np.ndarray, workers: int) -> np.ndarray:
-    """Storm fields grouping of int64 keys (spec 2.7, A15), as int64 worker indices.
-
-    ``h = (int)(k ^ (k >>> 32))`` (Java ``Long.hashCode``), list hash ``31 * 1 + h`` in 32-bit
-    int arithmetic, then ``floorMod(., workers)``.
-    """
-    if workers < 1:
-        raise SkewbenchError(f"workers must be >= 1, got {workers}")
-    k = np.asarray(keys).astype(np.int64).view(np.uint64)
-    h = ((k ^ (k >> np.uint64(32))) & np.uint64(_MASK32)).astype(np.int64)
-    h = np.where(h >= 1 << 31, h - (1 << 32), h)          # (int) cast
-    t = h + 31                                              # 31 * 1 + h ...
-    t = np.where(t >= 1 << 31, t - (1 << 32), t)            # ... in int32 arithmetic
-    return np.mod(t, workers).astype(np.int64)              # floorMod (workers > 0)
-
-
-def _to_int32(v: int) -> int:
-    v &= _MASK32
-    return v - (1 << 32) if v >= 1 << 31 else v
-
-
-def fld_java_str(key: str, workers: int) -> int:
-    """Storm fields grouping of a string key: Java ``String.hashCode`` (UTF-16 code units)."""
-    if workers < 1:
-        raise SkewbenchError(f"workers must be >= 1, got {workers}")
-    b = key.encode("utf-16-le", "surrogatepass")
-    h = 0
-    for i in range(0, len(b), 2):
-        h = _to_int32(31 * h + (b[i] | (b[i + 1] << 8)))
-    return _to_int32(31 + h) % workers
-
-
-@njit(cache=True)
-def _pkg_candidates(ukeys, workers, hash_seed):
-    n = ukeys.shape[0]
-    c = np.empty((n, 2), dtype=np.int64)
-    v = np.uint64(workers)
-    s0 = mix64(np.uint64(2) * np.uint64(hash_seed))
-    s1 = mix64(np.uint64(2) * np.uint64(hash_seed) + np.uint64(1))
-    for i in range(n):
-        k = np.uint64(ukeys[i])
-        c[i, 0] = np.int64(mix64(k ^ s0) % v)
-        c[i, 1] = np.int64(mix64(k ^ s1) % v)
-    return c
-
-
-@njit(cache=True)
-def _route_pkg(gid, cand, workers):
-    n = gid.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    routed = np.zeros(workers, dtype=np.int64)
-    for i in range(n):
-        a = cand[gid[i], 0]
-        b = cand[gid[i], 1]
-        w = a if routed[a] <= routed[b] else b
-        routed[w] += 1
-        out[i] = w
-    return out
-
+# paper mode's Count-Min sketch
 
 @njit(cache=True)
 def _cms_salts(depth):
@@ -153,6 +84,18 @@ def _cms_salts(depth):
     for d in range(depth):
         out[d] = mix64(np.uint64(_CMS_SALT) + np.uint64(d))
     return out
+
+
+@njit(cache=True)
+def _cms_query(table, k, salts, width):
+    """The Count-Min estimate of uint64 key ``k``: its smallest cell over the rows."""
+    w = np.uint64(width)
+    m = np.int64(1) << 62
+    for d in range(salts.shape[0]):
+        c = table[d * width + np.int64(mix64(k ^ salts[d]) % w)]
+        if c < m:
+            m = c
+    return m
 
 
 @njit(cache=True)
@@ -166,13 +109,7 @@ def _count_min(keys, width, depth):
             table[d * width + np.int64(mix64(k ^ salts[d]) % w)] += 1
     est = np.empty(keys.shape[0], dtype=np.int64)
     for i in range(keys.shape[0]):
-        k = np.uint64(keys[i])
-        m = np.int64(1) << 62
-        for d in range(depth):
-            c = table[d * width + np.int64(mix64(k ^ salts[d]) % w)]
-            if c < m:
-                m = c
-        est[i] = m
+        est[i] = _cms_query(table, np.uint64(keys[i]), salts, width)
     return est
 
 
@@ -196,25 +133,9 @@ def z_value(confidence: float, rule: str = "two-sided") -> float:
     raise SkewbenchError(f"unknown z rule {rule!r}; expected one of {Z_RULES}")
 
 
-def sample_size(N, n1, mean, var, error: float, z: float, n_min: int = 1) -> float:
-    """SAMPLE_SIZE of spec 2.4 (A2-A5): ``math.inf`` (cannot certify) or an integer-valued float.
-
-    ``N`` is accepted but unused (no finite-population correction, A4).
-    """
-    if error <= 0.0 or n1 < 2 or abs(mean) < 1e-12:
-        return math.inf
-    if z == 0.0:
-        return float(n_min)
-    t = error * abs(mean) / z
-    n = (var / (t * t)) * (1.0 + 2.0 / n1)
-    if not math.isfinite(n):
-        return math.inf
-    return float(max(n_min, math.ceil(n)))
-
-
 @njit(cache=True)
 def _nreq(n1, mean, var, error, z, n_min):
-    """njit twin of :func:`sample_size` (same floating-point operations)."""
+    """SAMPLE_SIZE of spec 2.4 (A2-A5), compiled: see :func:`sample_size`."""
     if error <= 0.0 or n1 < 2 or abs(mean) < 1e-12:
         return np.inf
     if z == 0.0:
@@ -225,6 +146,15 @@ def _nreq(n1, mean, var, error, z, n_min):
         return np.inf
     c = math.ceil(n)
     return float(n_min) if n_min > c else float(c)
+
+
+def sample_size(N, n1, mean, var, error: float, z: float, n_min: int = 1) -> float:
+    """SAMPLE_SIZE of spec 2.4 (A2-A5): ``math.inf`` (cannot certify) or an integer-valued float.
+
+    ``N`` is accepted but unused (no finite-population correction, A4).  Runs the window
+    kernel's rule as plain Python (exact integers for any size).
+    """
+    return float(_nreq.py_func(n1, mean, var, error, z, n_min))
 
 
 def precheck_value(heavy, size: int, error: float, z: float, n_min: int = 1,
@@ -378,11 +308,7 @@ def _window_stats(a, b, gid, wk, vals, keys, V, paper, tg, error, z, n_min,
         L[j] += 1
         if paper and not inh[g]:
             k = np.uint64(keys[i])
-            est = np.int64(1) << 62
-            for d in range(depth):
-                c = cms[d * width + np.int64(mix64(k ^ salts[d]) % uw)]
-                if c < est:
-                    est = c
+            est = _cms_query(cms, k, salts, width)
             if est >= tg - 1:
                 inh[g] = True                      # promote; this value is the first kept
             else:
@@ -527,7 +453,8 @@ def _sample_sums(a, b, gid, wk, vals, ukeys, V, share, seed, window_id):
 
 @dataclass(frozen=True)
 class ShedPartConfig:
-    """Parameters of one ShedPart (or Storm, ``shed=False``) run; defaults of spec 2.8."""
+    """Parameters of one ShedPart (or routing-only, ``shed=False``) run; defaults of spec 2.8.
+    The routing is the strategy's (``hash_seed`` seeds PKG's hashes)."""
 
     range_s: float
     slide_s: float
@@ -541,7 +468,6 @@ class ShedPartConfig:
     mode: str = "exact"
     early_exit: bool = False
     n_min: int = 1
-    partitioner: str = "fld"
     shed: bool = True
     hash_seed: int = 0
 
@@ -568,8 +494,6 @@ class ShedPartConfig:
             bad(f"unknown mode {self.mode!r}; expected one of {MODES}")
         if int(self.n_min) != self.n_min or self.n_min < 1:
             bad(f"n_min must be an integer >= 1, got {self.n_min}")
-        if self.partitioner not in PARTITIONERS:
-            bad(f"unknown partitioner {self.partitioner!r}; expected one of {PARTITIONERS}")
 
 
 @dataclass
@@ -608,7 +532,7 @@ class Windows:
         return int(self.size.shape[0])
 
 
-def _window_range(t0: float, t1: float, r: float, s: float) -> tuple[int, int]:
+def window_range(t0: float, t1: float, r: float, s: float) -> tuple[int, int]:
     """First and last k with ``k*s >= t0`` and ``k*s + r <= t1`` (floating point as used)."""
     k0 = math.ceil(t0 / s)
     while (k0 - 1) * s >= t0:
@@ -623,13 +547,8 @@ def _window_range(t0: float, t1: float, r: float, s: float) -> tuple[int, int]:
     return k0, k1
 
 
-def replay(ts: np.ndarray, keys: np.ndarray, values: np.ndarray, config: ShedPartConfig,
-           seed: int = 0, *, span: tuple[float, float] | None = None,
-           details: bool = False) -> Windows:
-    """Route the stream, run ShedPart at every complete window's watermark and evaluate AVG.
-
-    ``span`` overrides the observed span ``(ts[0], ts[-1])`` that decides completeness.
-    """
+def _stream(ts, keys, values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checked stream: float64 times, int64 keys >= 0 and finite float64 values."""
     ts = np.ascontiguousarray(ts, dtype=np.float64)
     keys = np.asarray(keys)
     values = np.ascontiguousarray(values, dtype=np.float64)
@@ -649,70 +568,180 @@ def replay(ts: np.ndarray, keys: np.ndarray, values: np.ndarray, config: ShedPar
         raise SkewbenchError("replay: ts must be non-decreasing (event-time order)")
     if not np.all(np.isfinite(values)):
         raise SkewbenchError("replay: values must be finite")
+    return ts, keys, values
+
+
+def _route(router, keys: np.ndarray, V: int, hash_seed: int):
+    """Dense group ids, the distinct keys, each tuple's worker and each group's routing set."""
+    if not callable(getattr(router, "route", None)):
+        raise SkewbenchError(f"replay: the strategy must have a route method, got {type(router).__name__}")
+    ukeys, gid = np.unique(keys, return_inverse=True)
+    gid = gid.astype(np.int64).ravel()
+    wk, rsets = router.route(ukeys, gid, V, hash_seed)
+    wk = np.ascontiguousarray(wk, dtype=np.int64)
+    if wk.shape != gid.shape or (wk.shape[0] and (wk.min() < 0 or wk.max() >= V)):
+        raise SkewbenchError(f"replay: {type(router).__name__}.route must give each tuple a worker in [0, {V})")
+    if len(rsets) != ukeys.shape[0]:
+        raise SkewbenchError(f"replay: {type(router).__name__}.route must give each key a routing set")
+    return ukeys, gid, wk, rsets
+
+
+def _windows(ts: np.ndarray, span, r: float, s: float):
+    """The complete windows: their ids ``k``, starts, ends and tuple ranges ``lo[w]:hi[w]``."""
+    if ts.shape[0] == 0 and span is None:
+        k0, k1 = 0, -1
+    else:
+        t0, t1 = (float(ts[0]), float(ts[-1])) if span is None else map(float, span)
+        k0, k1 = window_range(t0, t1, r, s)
+    kk = np.arange(k0, max(k1 + 1, k0), dtype=np.int64)
+    starts = kk.astype(np.float64) * s
+    ends = starts + r
+    return kk, starts, ends, np.searchsorted(ts, starts, side="left"), np.searchsorted(ts, ends, side="left")
+
+
+class _Workspace:
+    """The per-group arrays :func:`_window_stats` updates (zero again after each window)."""
+
+    def __init__(self, K: int, V: int, paper: bool):
+        self.cnt = np.zeros(K, np.int64)
+        self.gsum = np.zeros(K, np.float64)
+        self.hcnt = np.zeros(K, np.int64)
+        self.mean = np.zeros(K, np.float64)
+        self.m2 = np.zeros(K, np.float64)
+        self.inh = np.zeros(K, np.bool_)
+        self.cN = np.zeros(K, np.int64)
+        self.cH = np.zeros(K, np.int64)
+        self.cF = np.zeros(K, np.float64)
+        self.cI = np.zeros(K, np.bool_)
+        self.C = np.zeros(K * V, np.int64)
+        self.touched = np.zeros(K, np.int64)
+        self.cms = np.zeros(CMS_DEPTH * CMS_WIDTH if paper else 1, np.int64)
+        self.salts = _cms_salts(CMS_DEPTH)
+        self.share = np.full(K * V, -1, np.int64)
+
+
+def _precheck(cfg: ShedPartConfig, size: int, d_sum, dh_sum, f_sum, n_inf) -> float:
+    """``P_w`` from the window's incremental sums (spec 2.5, A9)."""
+    if size == 0:
+        return 0.0
+    if cfg.precheck_literal:
+        return math.inf if n_inf > 0 else 100.0 * abs(d_sum - f_sum) / size
+    return 100.0 * (d_sum - dh_sum) / size
+
+
+def _heavy_groups(hidx, ids, rsets, g_n, g_n1, g_mean, g_var, g_c) -> list:
+    """Algorithm 1's input: the window's heavy groups as :func:`shedpart_window` takes them."""
+    grp = []
+    for t in hidx.tolist():
+        g = int(ids[t])
+        R = rsets[g]
+        grp.append((g, R, int(g_n[t]), int(g_n1[t]), float(g_mean[t]),
+                    float(g_var[t]), tuple(int(g_c[t, j]) for j in R)))
+    return grp
+
+
+def _evaluate(st: dict, trim: dict, info: dict, span: tuple[int, int], arrays: tuple, V: int, seed: int,
+              window_id: int, ws: _Workspace, err: float) -> dict:
+    """Worker side of the trimmed groups (spec 2.6): each worker's sample of its tuples, the
+    stratified AVG estimate and its relative error.  Returns the per-group estimate, error and
+    tuples aggregated, and the window's error summary."""
+    a, b = span
+    gid, wk, values, ukeys = arrays
+    share = ws.share
+    for g, sh in info["shares"].items():
+        for j, q in sh.items():
+            share[g * V + j] = q
+    ssum, scnt = _sample_sums(a, b, gid, wk, values, ukeys, V, share, int(seed), int(window_id))
+    for g, sh in info["shares"].items():
+        for j in sh:
+            share[g * V + j] = -1
+    t_of = {int(g): t for t, g in enumerate(st["ids"].tolist())} if len(trim) else {}
+    errs = []
+    covered = 0
+    out: dict = {"e": {}, "approx": {}, "m": {}}
+    for g in trim:
+        t = t_of[g]
+        Ng = int(st["cnt"][t])
+        exact = st["sum"][t] / Ng
+        est = 0.0
+        mm = 0
+        for j in range(V):
+            c = int(st["c"][t, j])
+            if c == 0:
+                continue
+            cell = g * V + j           # every worker holding g has a share >= 1
+            est += c * (ssum[cell] / scnt[cell])
+            mm += scnt[cell]
+        est /= Ng
+        out["approx"][g] = est
+        out["m"][g] = mm
+        if exact != 0.0:
+            e = abs(est - exact) / abs(exact)
+            out["e"][g] = e
+            errs.append(e)
+            covered += e <= err
+    nz = int(np.count_nonzero(st["sum"] != 0.0))
+    out["pairs"] = len(errs)
+    out["covered"] = covered
+    out["err_mean"] = float(np.sum(np.array(errs))) / nz if errs and nz else 0.0
+    out["err_max"] = max(errs) if errs and nz else 0.0
+    return out
+
+
+def _details(st: dict, trim: dict, info: dict | None, ev: dict | None, ukeys: np.ndarray) -> dict:
+    """One window's per-group details (``replay(..., details=True)``)."""
+    ids, g_cnt = st["ids"], st["cnt"]
+    G = ids.shape[0]
+    sarr = np.full(G, -1, np.int64)
+    barr = np.zeros(G, np.bool_)
+    marr = g_cnt.copy()
+    exact_arr = st["sum"] / g_cnt
+    approx_arr = exact_arr.copy()
+    earr = np.zeros(G, np.float64)
+    bl = info["blacklisted"] if info else set()
+    for t, g in enumerate(ids.tolist()):
+        if g in trim:
+            sarr[t] = trim[g]
+            marr[t] = ev["m"][g]
+            approx_arr[t] = ev["approx"][g]
+            earr[t] = ev["e"].get(g, 0.0)
+        barr[t] = g in bl
+    return {
+        "key": ukeys[ids], "N": g_cnt, "heavy": st["heavy"], "N_est": st["n"], "n1": st["n1"],
+        "mean": st["mean"], "var": st["var"], "counts": st["c"], "s": sarr, "blacklisted": barr,
+        "m": marr, "exact": exact_arr, "approx": approx_arr, "err": earr,
+        "d_sum": int(st["d_sum"]), "dhat_sum": int(st["dh_sum"]),
+        "passes": info["passes"] if info else 0,
+        "examined": [int(ukeys[g]) for g in info["examined"]] if info else [],
+    }
+
+
+_STAT_NAMES = ("ids", "cnt", "sum", "heavy", "n", "n1", "mean", "var", "c", "L", "d_sum", "dh_sum", "f_sum", "n_inf")
+_COUNTS = ("size", "n_groups", "n_heavy", "t_sp_ns", "n_trimmed", "n_blacklisted", "shed_tuples", "trimmed_pairs",
+           "covered_pairs")
+
+
+def replay(strategy, ts: np.ndarray, keys: np.ndarray, values: np.ndarray, config: ShedPartConfig,
+           seed: int = 0, *, span: tuple[float, float] | None = None,
+           details: bool = False) -> Windows:
+    """Route the stream with ``strategy`` (its ``route`` method), run ShedPart at every complete
+    window's watermark when ``config.shed`` and evaluate AVG.
+
+    ``span`` overrides the observed span ``(ts[0], ts[-1])`` that decides completeness.
+    """
+    ts, keys, values = _stream(ts, keys, values)
     if not isinstance(config, ShedPartConfig):
         raise SkewbenchError("replay: config must be a ShedPartConfig")
     cfg = config
     V = int(cfg.workers)
-    r = float(cfg.range_s)
-    s = float(cfg.slide_s)
-    n = ts.shape[0]
-
-    # routing (independent of windows and of seed)
-    ukeys, gid = np.unique(keys, return_inverse=True)
-    gid = gid.astype(np.int64).ravel()
-    K = ukeys.shape[0]
-    if cfg.partitioner == "fld":
-        wk = fld_java(ukeys, V)[gid]
-        rsets = [(int(w),) for w in fld_java(ukeys, V)]
-    elif cfg.partitioner == "pkg":
-        cand = _pkg_candidates(ukeys, V, int(cfg.hash_seed) & _MASK64)
-        wk = _route_pkg(gid, cand, V)
-        rsets = [tuple(sorted({int(c[0]), int(c[1])})) for c in cand]
-    else:
-        wk = np.arange(n, dtype=np.int64) % V
-        allw = tuple(range(V))
-        rsets = [allw] * K
-    wk = np.ascontiguousarray(wk, dtype=np.int64)
-
-    # complete windows
-    if n == 0 and span is None:
-        k0, k1 = 0, -1
-    else:
-        t0, t1 = (float(ts[0]), float(ts[-1])) if span is None else map(float, span)
-        k0, k1 = _window_range(t0, t1, r, s)
-    kk = np.arange(k0, max(k1 + 1, k0), dtype=np.int64)
+    ukeys, gid, wk, rsets = _route(strategy, keys, V, int(cfg.hash_seed))  # independent of windows and seed
+    kk, starts, ends, lo, hi = _windows(ts, span, float(cfg.range_s), float(cfg.slide_s))
     W = kk.shape[0]
-    starts = kk.astype(np.float64) * s
-    ends = starts + r
-    lo = np.searchsorted(ts, starts, side="left")
-    hi = np.searchsorted(ts, ends, side="left")
-
     z = z_value(cfg.confidence, cfg.z_rule)
     paper = cfg.mode == "paper"
-    tg = int(cfg.threshold_g)
     err = float(cfg.error)
-    n_min = int(cfg.n_min)
-
-    # workspace
-    cnt = np.zeros(K, np.int64)
-    gsum = np.zeros(K, np.float64)
-    hcnt = np.zeros(K, np.int64)
-    mean = np.zeros(K, np.float64)
-    m2 = np.zeros(K, np.float64)
-    inh = np.zeros(K, np.bool_)
-    cN = np.zeros(K, np.int64)
-    cH = np.zeros(K, np.int64)
-    cF = np.zeros(K, np.float64)
-    cI = np.zeros(K, np.bool_)
-    C = np.zeros(K * V, np.int64)
-    touched = np.zeros(K, np.int64)
-    cms = np.zeros(CMS_DEPTH * CMS_WIDTH if paper else 1, np.int64)
-    salts = _cms_salts(CMS_DEPTH)
-    share = np.full(K * V, -1, np.int64)
-
-    out = {name: np.zeros(W, np.int64) for name in
-           ("size", "n_groups", "n_heavy", "t_sp_ns", "n_trimmed", "n_blacklisted",
-            "shed_tuples", "trimmed_pairs", "covered_pairs")}
+    ws = _Workspace(ukeys.shape[0], V, paper)
+    out = {name: np.zeros(W, np.int64) for name in _COUNTS}
     loads = np.zeros((W, V), np.int64)
     loads_after = np.zeros((W, V), np.int64)
     ran = np.zeros(W, np.bool_)
@@ -720,38 +749,27 @@ def replay(ts: np.ndarray, keys: np.ndarray, values: np.ndarray, config: ShedPar
     err_mean = np.zeros(W, np.float64)
     err_max = np.zeros(W, np.float64)
     glist = [] if details else None
-
     for w in range(W):
         a, b = int(lo[w]), int(hi[w])
-        (ids, g_cnt, g_sum, g_heavy, g_n, g_n1, g_mean, g_var, g_c, L,
-         d_sum, dh_sum, f_sum, n_inf) = _window_stats(
-            a, b, gid, wk, values, keys, V, paper, tg, err, z, n_min,
-            cnt, gsum, hcnt, mean, m2, inh, cN, cH, cF, cI, C, touched, cms, salts, CMS_WIDTH)
+        st = dict(zip(_STAT_NAMES, _window_stats(
+            a, b, gid, wk, values, keys, V, paper, int(cfg.threshold_g), err, z, int(cfg.n_min), ws.cnt, ws.gsum,
+            ws.hcnt, ws.mean, ws.m2, ws.inh, ws.cN, ws.cH, ws.cF, ws.cI, ws.C, ws.touched, ws.cms, ws.salts,
+            CMS_WIDTH)))
         size = b - a
+        L = st["L"]
         out["size"][w] = size
-        out["n_groups"][w] = ids.shape[0]
-        hidx = np.flatnonzero(g_heavy)
+        out["n_groups"][w] = st["ids"].shape[0]
+        hidx = np.flatnonzero(st["heavy"])
         out["n_heavy"][w] = hidx.shape[0]
         loads[w] = L
         t_start = time.perf_counter_ns()
-        if size == 0:
-            pw = 0.0
-        elif cfg.precheck_literal:
-            pw = math.inf if n_inf > 0 else 100.0 * abs(d_sum - f_sum) / size
-        else:
-            pw = 100.0 * (d_sum - dh_sum) / size
-        pre[w] = pw
+        pre[w] = pw = _precheck(cfg, size, st["d_sum"], st["dh_sum"], st["f_sum"], st["n_inf"])
         trim: dict = {}
         info = None
         Lp = L
         if cfg.shed and size > 0 and not pw < cfg.precheck:
-            grp = []
-            for t in hidx.tolist():
-                g = int(ids[t])
-                R = rsets[g]
-                grp.append((g, R, int(g_n[t]), int(g_n1[t]), float(g_mean[t]),
-                            float(g_var[t]), tuple(int(g_c[t, j]) for j in R)))
-            trim, Lp, info = shedpart_window(L, grp, err, z, n_min, cfg.early_exit)
+            grp = _heavy_groups(hidx, st["ids"], rsets, st["n"], st["n1"], st["mean"], st["var"], st["c"])
+            trim, Lp, info = shedpart_window(L, grp, err, z, int(cfg.n_min), cfg.early_exit)
             ran[w] = True
         t_sp = time.perf_counter_ns() - t_start
         out["t_sp_ns"][w] = t_sp if cfg.shed else 0
@@ -759,78 +777,15 @@ def replay(ts: np.ndarray, keys: np.ndarray, values: np.ndarray, config: ShedPar
         out["n_trimmed"][w] = len(trim)
         out["n_blacklisted"][w] = len(info["blacklisted"]) if info else 0
         out["shed_tuples"][w] = int(L.sum() - Lp.sum())
-
-        # worker-side evaluation of the trimmed groups (AVG)
-        e_g = None
-        approx_g = None
-        m_g = None
+        ev = None
         if trim:
-            for g, sh in info["shares"].items():
-                for j, q in sh.items():
-                    share[g * V + j] = q
-            ssum, scnt = _sample_sums(a, b, gid, wk, values, ukeys, V, share, int(seed),
-                                      int(kk[w]))
-            for g, sh in info["shares"].items():
-                for j in sh:
-                    share[g * V + j] = -1
-            t_of = {int(g): t for t, g in enumerate(ids.tolist())} if len(trim) else {}
-            errs = []
-            covered = 0
-            e_g = {}
-            approx_g = {}
-            m_g = {}
-            for g in trim:
-                t = t_of[g]
-                Ng = int(g_cnt[t])
-                exact = g_sum[t] / Ng
-                est = 0.0
-                mm = 0
-                for j in range(V):
-                    c = int(g_c[t, j])
-                    if c == 0:
-                        continue
-                    cell = g * V + j           # every worker holding g has a share >= 1
-                    est += c * (ssum[cell] / scnt[cell])
-                    mm += scnt[cell]
-                est /= Ng
-                approx_g[g] = est
-                m_g[g] = mm
-                if exact != 0.0:
-                    e = abs(est - exact) / abs(exact)
-                    e_g[g] = e
-                    errs.append(e)
-                    covered += e <= err
-            nz = int(np.count_nonzero(g_sum != 0.0))
-            out["trimmed_pairs"][w] = len(errs)
-            out["covered_pairs"][w] = covered
-            if errs and nz:
-                err_mean[w] = float(np.sum(np.array(errs))) / nz
-                err_max[w] = max(errs)
+            ev = _evaluate(st, trim, info, (a, b), (gid, wk, values, ukeys), V, seed, int(kk[w]), ws, err)
+            out["trimmed_pairs"][w] = ev["pairs"]
+            out["covered_pairs"][w] = ev["covered"]
+            err_mean[w] = ev["err_mean"]
+            err_max[w] = ev["err_max"]
         if details:
-            G = ids.shape[0]
-            sarr = np.full(G, -1, np.int64)
-            barr = np.zeros(G, np.bool_)
-            marr = g_cnt.copy()
-            exact_arr = g_sum / g_cnt
-            approx_arr = exact_arr.copy()
-            earr = np.zeros(G, np.float64)
-            bl = info["blacklisted"] if info else set()
-            for t, g in enumerate(ids.tolist()):
-                if g in trim:
-                    sarr[t] = trim[g]
-                    marr[t] = m_g[g]
-                    approx_arr[t] = approx_g[g]
-                    earr[t] = e_g.get(g, 0.0)
-                barr[t] = g in bl
-            glist.append({
-                "key": ukeys[ids], "N": g_cnt, "heavy": g_heavy, "N_est": g_n, "n1": g_n1,
-                "mean": g_mean, "var": g_var, "counts": g_c, "s": sarr, "blacklisted": barr,
-                "m": marr, "exact": exact_arr, "approx": approx_arr, "err": earr,
-                "d_sum": int(d_sum), "dhat_sum": int(dh_sum),
-                "passes": info["passes"] if info else 0,
-                "examined": [int(ukeys[g]) for g in info["examined"]] if info else [],
-            })
-
+            glist.append(_details(st, trim, info, ev, ukeys))
     return Windows(start=starts, end=ends, size=out["size"], n_groups=out["n_groups"],
                    n_heavy=out["n_heavy"], loads=loads, loads_after=loads_after, ran=ran,
                    precheck=pre, t_sp_ns=out["t_sp_ns"], n_trimmed=out["n_trimmed"],

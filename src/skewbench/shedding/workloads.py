@@ -321,6 +321,21 @@ def _syn_common(fn, params, extra):
     })
 
 
+def _zipf_windows(out_dir, fn: str, p: dict, seed: int, name, values_for: Callable, overwrite, progress,
+                  extra_meta) -> dict:
+    """SYN-Zipf's and SYN-DEBS-like's stream: ``tuples_per_window`` tuples per window over
+    ``groups`` Zipf(``alpha``) keys with means ``mu_g ~ U(10, 100)``, values from
+    ``values_for(mu, cv)``."""
+    G, r = int(p["groups"]), float(p["range_s"])
+    mu = _rng(seed, _T_MU).uniform(10, 100, G)
+    cdf = _zipf_cdf(G, p["alpha"])
+    chunks = _slide_stream(_rng(seed, _T_KEYS), _rng(seed, _T_TIMES), _rng(seed, _T_VALUES),
+                           _halves(int(p["tuples_per_window"]), int(p["windows"]) + 1), r / 2,
+                           lambda rng, n: _draw(rng, cdf, n), values_for(mu, float(p["cv"])))
+    meta = {**_base_meta(fn, p, seed, G, name), **_window_meta(r)}
+    return _write(out_dir, ["seq", "ts", "key", "value"], chunks, meta, overwrite, progress, extra_meta)
+
+
 def syn_zipf(out_dir: Path, *, params: dict, seed: int, inputs: list[Path], name: str | None = None,
              overwrite: bool = False, progress: Callable[[int], None] | None = None,
              extra_meta: dict | None = None) -> dict:
@@ -332,14 +347,7 @@ def syn_zipf(out_dir: Path, *, params: dict, seed: int, inputs: list[Path], name
     p = _syn_common(fn, params, {"windows": 20, "tuples_per_window": 100_000, "range_s": 60.0,
                                  "alpha": (1.0, _num(0)), "groups": (100, _num(1, integer=True)),
                                  "cv": (0.5, _num(0))})
-    G, r = int(p["groups"]), float(p["range_s"])
-    mu = _rng(seed, _T_MU).uniform(10, 100, G)
-    cdf = _zipf_cdf(G, p["alpha"])
-    chunks = _slide_stream(_rng(seed, _T_KEYS), _rng(seed, _T_TIMES), _rng(seed, _T_VALUES),
-                           _halves(int(p["tuples_per_window"]), int(p["windows"]) + 1), r / 2,
-                           lambda rng, n: _draw(rng, cdf, n), _normal_values(mu, float(p["cv"])))
-    meta = {**_base_meta(fn, p, seed, G, name), **_window_meta(r)}
-    return _write(out_dir, ["seq", "ts", "key", "value"], chunks, meta, overwrite, progress, extra_meta)
+    return _zipf_windows(out_dir, fn, p, seed, name, _normal_values, overwrite, progress, extra_meta)
 
 
 SYN_BURST_SHARES = (0.6, 0.25, 0.13, 0.02)
@@ -383,14 +391,7 @@ def syn_debs_like(out_dir: Path, *, params: dict, seed: int, inputs: list[Path],
     p = _syn_common(fn, params, {"windows": 20, "tuples_per_window": 15_000, "range_s": 1800.0,
                                  "groups": (10_000, _num(1, integer=True)), "alpha": (0.8, _num(0)),
                                  "cv": (1.0, _num(0))})
-    G, r = int(p["groups"]), float(p["range_s"])
-    mu = _rng(seed, _T_MU).uniform(10, 100, G)
-    cdf = _zipf_cdf(G, p["alpha"])
-    chunks = _slide_stream(_rng(seed, _T_KEYS), _rng(seed, _T_TIMES), _rng(seed, _T_VALUES),
-                           _halves(int(p["tuples_per_window"]), int(p["windows"]) + 1), r / 2,
-                           lambda rng, n: _draw(rng, cdf, n), _lognormal_values(mu, float(p["cv"])))
-    meta = {**_base_meta(fn, p, seed, G, name), **_window_meta(r)}
-    return _write(out_dir, ["seq", "ts", "key", "value"], chunks, meta, overwrite, progress, extra_meta)
+    return _zipf_windows(out_dir, fn, p, seed, name, _lognormal_values, overwrite, progress, extra_meta)
 
 
 # --------------------------------------------------------------------------------------------
@@ -567,6 +568,133 @@ def _expected_distinct(weights: np.ndarray, n: float) -> float:
     return float(-np.expm1(-n * weights).sum())
 
 
+def _routes_by_frequency(routes: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sample's distinct routes by decreasing frequency (then cells): their cells, ride
+    counts, and each ride's route id."""
+    uniq, inv, cnt = np.unique(np.array(routes, dtype=np.int64), axis=0, return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    order = np.lexsort((np.arange(len(cnt)), -cnt))
+    new_id = np.empty(len(cnt), dtype=np.int64)
+    new_id[order] = np.arange(len(cnt))
+    return uniq[order], cnt[order], new_id[inv]
+
+
+def _fare_fit(dist: np.ndarray, fare: np.ndarray) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """``fare = a + b distance`` by least squares: ``(a, b)``, the relative residuals
+    ``fare / fit - 1`` (fit clipped at 1) and the absolute ones."""
+    A = np.vstack([np.ones(len(dist)), dist]).T
+    (a, b), *_ = np.linalg.lstsq(A, fare, rcond=None)
+    fitted = np.maximum(a + b * dist, 1.0)
+    return a, b, fare / fitted - 1.0, fare - (a + b * dist)
+
+
+def _route_weights(cnt: np.ndarray, share: float, tail_alpha: float, n_tail: int) -> np.ndarray:
+    """Route probabilities: the real routes' measured frequencies scaled to ``share``, then
+    ``n_tail`` synthetic routes continuing a Zipf(``tail_alpha``) law past the real ranks."""
+    w_real = cnt / cnt.sum() * share
+    if n_tail <= 0 or share >= 1:
+        return w_real / w_real.sum()
+    t = np.arange(len(cnt) + 1, len(cnt) + n_tail + 1, dtype=np.float64) ** (-tail_alpha)
+    return np.concatenate([w_real, t / t.sum() * (1 - share)])
+
+
+def _tail_size(fn: str, p: dict, cnt: np.ndarray, n_win: float) -> int:
+    """The number of synthetic routes: ``routes`` minus the real ones, or (``routes: null``) the
+    smallest tail (to 0.5%) whose expected distinct routes per window reach ``groups_per_window``,
+    at most ``max_routes`` routes in all."""
+    R_real = len(cnt)
+    share, alpha = float(p["real_share"]), float(p["tail_alpha"])
+    if p["routes"] is not None:
+        n_tail = max(int(p["routes"]) - R_real, 0)
+    else:
+        target = float(p["groups_per_window"])
+        lo, hi = 0, max(int(p["max_routes"]) - R_real, 0)
+        if _expected_distinct(_route_weights(cnt, share, alpha, hi), n_win) <= target:
+            n_tail = hi
+        else:
+            while hi - lo > max(1, lo // 200):   # to 0.5%
+                mid = (lo + hi) // 2
+                if _expected_distinct(_route_weights(cnt, share, alpha, mid), n_win) < target:
+                    lo = mid
+                else:
+                    hi = mid
+            n_tail = hi
+    if share < 1 and n_tail == 0:
+        raise SkewbenchError(f"workload {fn}: parameter 'routes' leaves no synthetic route for the "
+                             f"{1 - share:.0%} of rides off the sample's {R_real} routes; raise it or set real_share 1")
+    return n_tail
+
+
+def _cell_code(c: np.ndarray) -> np.ndarray:
+    return ((c[:, 0] * 301 + c[:, 1]) * 301 + c[:, 2]) * 301 + c[:, 3]
+
+
+def _synthetic_routes(rng: np.random.Generator, uniq: np.ndarray, all_real: np.ndarray, dist: np.ndarray,
+                      n_tail: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n_tail`` synthetic routes: the cells of a random real ride moved by N(0, 4) cells,
+    distinct from each other and from the real routes; and each one's base distance, drawn from
+    the sample's."""
+    seen = set(_cell_code(uniq).tolist())
+    syn_cells = np.zeros((0, 4), dtype=np.int64)
+    while len(syn_cells) < n_tail:
+        need = n_tail - len(syn_cells)
+        cand = all_real[rng.integers(0, len(all_real), 2 * need + 16)]
+        cand = cand + np.rint(rng.normal(0, 4, cand.shape)).astype(np.int64)
+        cand = np.clip(cand, 1, 300)
+        cand = cand[(cand != DEBS_SENTINEL_CELL).all(axis=1)]
+        codes = _cell_code(cand)
+        _, idx = np.unique(codes, return_index=True)
+        idx = np.sort(idx)
+        keep = [i for i in idx.tolist() if codes[i] not in seen]
+        keep = keep[:need]
+        seen.update(codes[keep].tolist())
+        syn_cells = np.vstack([syn_cells, cand[keep]])
+    return syn_cells, dist[rng.integers(0, len(dist), n_tail)]
+
+
+def _rides(seed: int, slides: int, n_win: float, cdf: np.ndarray, dist: np.ndarray, inv: np.ndarray,
+           cnt: np.ndarray, syn_base_d: np.ndarray, fit: tuple, jitter: float) -> Iterable[dict[str, np.ndarray]]:
+    """The rides, slide by slide (15 minutes each): Poisson counts of mean ``n_win / 2``, routes
+    from ``cdf``, a distance of the route (real: one of its sample distances; synthetic: its
+    base distance) jittered by ``exp(N(0, jitter))``, and a fare from the fit and a residual."""
+    R_real = len(cnt)
+    a, b, rel = fit[0], fit[1], fit[2]
+    # each real route's distances, as slices of one sorted array
+    d_sorted = dist[np.argsort(inv, kind="stable")]
+    r_start = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+    rng_k, rng_t, rng_v = _rng(seed, _T_KEYS), _rng(seed, _T_TIMES), _rng(seed, _T_VALUES)
+    for k in range(slides):
+        n = int(rng_k.poisson(n_win / 2))
+        kk = _draw(rng_k, cdf, n)
+        tt = _slide_times(rng_t, n, k, 900.0)
+        d = np.empty(n)
+        isreal = kk < R_real
+        rk = kk[isreal]
+        d[isreal] = d_sorted[r_start[rk] + (rng_v.random(len(rk)) * cnt[rk]).astype(np.int64)]
+        d[~isreal] = syn_base_d[kk[~isreal] - R_real]
+        d *= np.exp(rng_v.normal(0, jitter, n))
+        e = rel[rng_v.integers(0, len(rel), n)]
+        f = np.maximum((a + b * d) * (1 + e), 2.5)
+        yield {"ts": tt, "key": kk, "value": f}
+
+
+def _debs_stats(real: dict, cnt: np.ndarray, inv: np.ndarray, fit: tuple, top_route: str) -> dict[str, Any]:
+    """What was measured on the sample (the dataset's ``source_stats``)."""
+    dist, fare = real["dist"], real["fare"]
+    a, b, rel, resid = fit
+    logd = np.log(dist)
+    within = [logd[inv == i].std() for i in np.flatnonzero(cnt >= 5)]  # routes with >= 5 rides
+    return {"rows": real["rows"], "routes": int(len(cnt)), "singleton_routes": int((cnt == 1).sum()),
+            "good_turing_unseen_mass": float((cnt == 1).sum() / cnt.sum()),
+            "top_route_share": float(cnt[0] / cnt.sum()), "top_route": top_route,
+            "fare_fit": {"a": float(a), "b_per_mile": float(b)},
+            "residual_sd": float(resid.std(ddof=2)), "residual_rel_sd": float(rel.std()),
+            "residual_rel_iqr": [float(x) for x in np.percentile(rel, [25, 75])],
+            "fare_mean": float(fare.mean()), "fare_cv": float(fare.std() / fare.mean()),
+            "distance_median": float(np.median(dist)),
+            "within_route_log_distance_sd_median": float(np.median(within)) if within else None}
+
+
 def debs_surrogate(out_dir: Path, *, params: dict, seed: int, inputs: list[Path], name: str | None = None,
                    overwrite: bool = False, progress: Callable[[int], None] | None = None,
                    extra_meta: dict | None = None) -> dict:
@@ -606,122 +734,28 @@ def debs_surrogate(out_dir: Path, *, params: dict, seed: int, inputs: list[Path]
     })
     paths = _inputs(fn, inputs, "the DEBS 2015 compact rides sample (frequent_route_compact_ride_10000.csv)")
     real = read_debs_sample(paths)
-    dist, fare = real["dist"], real["fare"]
+    dist = real["dist"]
     if len(dist) < 2:
         raise SkewbenchError(f"workload {fn}: fewer than 2 usable rides in {[str(x) for x in paths]}")
-    uniq, inv, cnt = np.unique(np.array(real["routes"], dtype=np.int64), axis=0, return_inverse=True,
-                               return_counts=True)
-    inv = inv.reshape(-1)
-    order = np.lexsort((np.arange(len(cnt)), -cnt))        # by decreasing frequency, then cells
-    new_id = np.empty(len(cnt), dtype=np.int64)
-    new_id[order] = np.arange(len(cnt))
-    uniq, cnt, inv = uniq[order], cnt[order], new_id[inv]
-    R_real = len(cnt)
-
-    A = np.vstack([np.ones(len(dist)), dist]).T
-    (a, b), *_ = np.linalg.lstsq(A, fare, rcond=None)
-    fitted = np.maximum(a + b * dist, 1.0)
-    rel = fare / fitted - 1.0
-    resid = fare - (a + b * dist)
-    # within-route distance spread (routes with >= 5 rides)
-    logd = np.log(dist)
-    within = [logd[inv == i].std() for i in np.flatnonzero(cnt >= 5)]
-
-    share = float(p["real_share"])
-    w_real = cnt / cnt.sum() * share
+    uniq, cnt, inv = _routes_by_frequency(real["routes"])
+    fit = _fare_fit(dist, real["fare"])
     n_win = float(p["rides_per_window"])
-
-    def weights_for(n_tail: int) -> np.ndarray:
-        if n_tail <= 0 or share >= 1:
-            return w_real / w_real.sum()
-        t = np.arange(R_real + 1, R_real + n_tail + 1, dtype=np.float64) ** (-float(p["tail_alpha"]))
-        return np.concatenate([w_real, t / t.sum() * (1 - share)])
-
-    if p["routes"] is not None:
-        n_tail = max(int(p["routes"]) - R_real, 0)
-    else:
-        target = float(p["groups_per_window"])
-        lo, hi = 0, max(int(p["max_routes"]) - R_real, 0)
-        if _expected_distinct(weights_for(hi), n_win) <= target:
-            n_tail = hi
-        else:
-            while hi - lo > max(1, lo // 200):   # to 0.5%
-                mid = (lo + hi) // 2
-                if _expected_distinct(weights_for(mid), n_win) < target:
-                    lo = mid
-                else:
-                    hi = mid
-            n_tail = hi
-    if share < 1 and n_tail == 0:
-        raise SkewbenchError(f"workload {fn}: parameter 'routes' leaves no synthetic route for the "
-                             f"{1 - share:.0%} of rides off the sample's {R_real} routes; raise it or set real_share 1")
-    weights = weights_for(n_tail)
+    n_tail = _tail_size(fn, p, cnt, n_win)
+    weights = _route_weights(cnt, float(p["real_share"]), float(p["tail_alpha"]), n_tail)
     cdf = np.cumsum(weights)
     cdf /= cdf[-1]
-    R = R_real + n_tail
-
-    # synthetic routes: cells of a random real ride moved by N(0, 4) cells, unique, not real
-    rng_r = _rng(seed, _T_ROUTES)
-    code = lambda c: ((c[:, 0] * 301 + c[:, 1]) * 301 + c[:, 2]) * 301 + c[:, 3]  # noqa: E731
-    seen = set(code(uniq).tolist())
-    syn_cells = np.zeros((0, 4), dtype=np.int64)
-    all_real = np.array(real["routes"], dtype=np.int64)
-    while len(syn_cells) < n_tail:
-        need = n_tail - len(syn_cells)
-        cand = all_real[rng_r.integers(0, len(all_real), 2 * need + 16)]
-        cand = cand + np.rint(rng_r.normal(0, 4, cand.shape)).astype(np.int64)
-        cand = np.clip(cand, 1, 300)
-        cand = cand[(cand != DEBS_SENTINEL_CELL).all(axis=1)]
-        codes = code(cand)
-        _, idx = np.unique(codes, return_index=True)
-        idx = np.sort(idx)
-        keep = [i for i in idx.tolist() if codes[i] not in seen]
-        keep = keep[:need]
-        seen.update(codes[keep].tolist())
-        syn_cells = np.vstack([syn_cells, cand[keep]])
-    syn_base_d = dist[rng_r.integers(0, len(dist), n_tail)]
+    syn_cells, syn_base_d = _synthetic_routes(_rng(seed, _T_ROUTES), uniq, np.array(real["routes"], dtype=np.int64),
+                                              dist, n_tail)
     names = [_route_name(c) for c in uniq.tolist()] + [_route_name(c) for c in syn_cells.tolist()]
-
-    # each real route's distances, as slices of one sorted array
-    by_route = np.argsort(inv, kind="stable")
-    d_sorted = dist[by_route]
-    r_start = np.concatenate([[0], np.cumsum(cnt)[:-1]])
-
-    rng_k, rng_t, rng_v = _rng(seed, _T_KEYS), _rng(seed, _T_TIMES), _rng(seed, _T_VALUES)
-    slide = 900.0
-    jitter = float(p["distance_jitter"])
-
-    def chunks():
-        for k in range(int(p["windows"]) + 1):
-            n = int(rng_k.poisson(n_win / 2))
-            kk = _draw(rng_k, cdf, n)
-            tt = _slide_times(rng_t, n, k, slide)
-            d = np.empty(n)
-            isreal = kk < R_real
-            rk = kk[isreal]
-            d[isreal] = d_sorted[r_start[rk] + (rng_v.random(len(rk)) * cnt[rk]).astype(np.int64)]
-            d[~isreal] = syn_base_d[kk[~isreal] - R_real]
-            d *= np.exp(rng_v.normal(0, jitter, n))
-            e = rel[rng_v.integers(0, len(rel), n)]
-            f = np.maximum((a + b * d) * (1 + e), 2.5)
-            yield {"ts": tt, "key": kk, "value": f}
-
-    stats = {"rows": real["rows"], "routes": int(R_real), "singleton_routes": int((cnt == 1).sum()),
-             "good_turing_unseen_mass": float((cnt == 1).sum() / cnt.sum()),
-             "top_route_share": float(cnt[0] / cnt.sum()), "top_route": names[0],
-             "fare_fit": {"a": float(a), "b_per_mile": float(b)},
-             "residual_sd": float(resid.std(ddof=2)), "residual_rel_sd": float(rel.std()),
-             "residual_rel_iqr": [float(x) for x in np.percentile(rel, [25, 75])],
-             "fare_mean": float(fare.mean()), "fare_cv": float(fare.std() / fare.mean()),
-             "distance_median": float(np.median(dist)),
-             "within_route_log_distance_sd_median": float(np.median(within)) if within else None}
-    meta = {**_base_meta(fn, p, seed, R, name), **_window_meta(1800.0),
+    chunks = _rides(seed, int(p["windows"]) + 1, n_win, cdf, dist, inv, cnt, syn_base_d, fit,
+                    float(p["distance_jitter"]))
+    meta = {**_base_meta(fn, p, seed, len(cnt) + n_tail, name), **_window_meta(1800.0),
             "inputs": [str(x) for x in paths],
-            "routes": {"real": int(R_real), "synthetic": int(n_tail),
+            "routes": {"real": int(len(cnt)), "synthetic": int(n_tail),
                        "expected_groups_per_window": _expected_distinct(weights, n_win)},
             "surrogate_of": f"the DEBS 2015 Grand Challenge taxi rides (route -> fare), shaped on a "
                             f"{len(dist):,}-ride sample ({', '.join(x.name for x in paths)}) plus a synthetic "
                             "route tail; a surrogate, not the paper's slice of the trace",
-            "source_stats": stats}
-    return _write(out_dir, ["seq", "ts", "key", "value"], chunks(), meta, overwrite, progress, extra_meta,
+            "source_stats": _debs_stats(real, cnt, inv, fit, names[0])}
+    return _write(out_dir, ["seq", "ts", "key", "value"], chunks, meta, overwrite, progress, extra_meta,
                   key_names=names)
