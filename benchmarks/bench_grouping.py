@@ -118,42 +118,40 @@ def bench_kernels(tuples: int, keys: int, alpha: float, workers: int, sources: i
 
 
 def bench_shedding(key: np.ndarray, cost: np.ndarray, base: float, repeat: int) -> dict:
-    """The shedding family's simulators on the same keys, against the same baseline: the LAS
-    strategies in front of one operator at u = 25% (P = 75), tau = 6.4 ms; ShedPart and Storm
-    fields grouping on 4 workers over sliding windows of 10^6 tuples (slide 5 x 10^5), values
-    drawn from the costs."""
-    from skewbench.shedding import las, shedpart
+    """The shedding family's simulators on the same keys, against the same baseline: every
+    shedding strategy with a ``bench_target``, with its default parameters.  Operator shedders in
+    front of one operator at u = 25% (P = 75), tau = 6.4 ms; partition shedders on 4 workers over
+    sliding windows of 10^6 tuples (slide 5 x 10^5), values drawn from the costs."""
+    from skewbench.shedding import las
 
-    targets = shed_targets()
     m = len(key)
     k31 = key % (1 << 31)
     arr = np.arange(m, dtype=np.float64) * (cost.mean() * 0.75)
-    out: dict = {}
-    for kind in ("las", "bl", "sm", "fk"):
-        cfg = las.LASConfig(tau=6.4, u=0.25, wbar=float(cost.mean()))
-        las.simulate(kind, k31[:5000], arr[:5000], cost[:5000], cfg, 0)  # JIT warm-up
-
-        def run() -> float:
-            t = time.perf_counter()
-            las.simulate(kind, k31, arr, cost, cfg, 0)
-            return time.perf_counter() - t
-
-        el = _best(run, repeat)
-        out[kind] = {"tuples_per_s": m / el, "time_ratio": el / base, "target": targets.get(kind)}
     ts = np.arange(m, dtype=np.float64) * 1e-3  # 1000 tuples per second: windows of 1000 s
     values = cost * (1.0 + 0.1 * np.sin(np.arange(m)))
-    for name, shed in (("shedpart", True), ("fld", False)):
-        cfg = shedpart.ShedPartConfig(range_s=1000.0, slide_s=500.0, workers=4, shed=shed)
-        shedpart.replay(ts[:20000], key[:20000], values[:20000], shedpart.ShedPartConfig(range_s=5.0, slide_s=2.5,
-                                                                                         shed=shed), 0)
+    out: dict = {}
+    for name, target in shed_targets().items():
+        strat = registry.get("shedding", name)()
+        if strat.kind == "operator":
+            cfg = las.LASConfig(tau=6.4, u=0.25, wbar=float(cost.mean()))
+            strat.simulate(k31[:5000], arr[:5000], cost[:5000], cfg, 0)  # JIT warm-up
 
-        def run() -> float:
+            def call(strat=strat, cfg=cfg) -> None:
+                strat.simulate(k31, arr, cost, cfg, 0)
+        else:
+            strat.replay(ts[:20000], key[:20000], values[:20000], strat.config(5.0, 2.5, 4, 0.10, 0.95), 0)
+            cfg = strat.config(1000.0, 500.0, 4, 0.10, 0.95)
+
+            def call(strat=strat, cfg=cfg) -> None:
+                strat.replay(ts, key, values, cfg, 0)
+
+        def run(call=call) -> float:
             t = time.perf_counter()
-            shedpart.replay(ts, key, values, cfg, 0)
+            call()
             return time.perf_counter() - t
 
         el = _best(run, repeat)
-        out[name] = {"tuples_per_s": m / el, "time_ratio": el / base, "target": targets.get(name)}
+        out[name] = {"tuples_per_s": m / el, "time_ratio": el / base, "target": target}
     return out
 
 

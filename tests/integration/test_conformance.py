@@ -24,7 +24,7 @@ drive the grouping ``Strategy`` interface, name a family.  Checks:
 
    - grouping, a stream routed batch by batch: one batch or randomly sized batches (size-1 and
      empty ones included) give the same assignments, ``summary()`` and ``window_stats()``;
-   - shedding, a stream the strategy sees whole: ``las.simulate`` and ``shedpart.replay`` take the
+   - shedding, a stream the strategy sees whole: an operator shedder's ``simulate`` and a partition shedder's ``replay`` take the
      whole stream in one call, so there are no batches to feed.  What the interface promises is
      that it is online (``las``: a tuple's fate depends on it and the tuples before it; ``shedpart``:
      routing is in arrival order and a window is decided at its watermark), the condition under
@@ -328,7 +328,7 @@ def _prefix_cuts(m: int) -> list[int]:
 def _shedding_prefixes(name: str, params: dict[str, Any], dataset: Path) -> list[Any]:
     """Shedding: every prefix of the stream gives the whole stream's results on it (the module
     docstring says why this is the batch check of a whole-stream interface)."""
-    from skewbench.shedding import engine, las, shedpart
+    from skewbench.shedding import engine
 
     strat = registry.get("shedding", name)(**params)
     ds = open_dataset(dataset)
@@ -338,7 +338,7 @@ def _shedding_prefixes(name: str, params: dict[str, Any], dataset: Path) -> list
     m = len(keys)
     cuts = _prefix_cuts(m)
     out: list[Any] = []
-    if strat.kind == "operator":  # las.simulate over (keys, arrivals, durations), as engine.simulate_operator
+    if strat.kind == "operator":  # the shedder's simulate over (keys, arrivals, durations), as engine.simulate_operator
         cost = t.column("cost").to_numpy().astype(np.float64)
         d = engine.operator_data(keys, cost, ts)
         warm = {}
@@ -349,14 +349,14 @@ def _shedding_prefixes(name: str, params: dict[str, Any], dataset: Path) -> list
             arr, wbar = engine.arrivals_ms(d, P)
             cfg = strat.config(SHED_TAU, 1.0 - P / 100.0, wbar)
             where = f"{name} {params} provisioning={P}"
-            whole = las.simulate(strat.las_kind, keys, arr, cost, cfg, SHED_SEED, **warm)
-            if strat.las_kind != "ns" and P == 75:  # under-provisioned: a shedder must drop, and not all
+            whole = strat.simulate(keys, arr, cost, cfg, SHED_SEED, **warm)
+            if strat.name != "ns" and P == 75:  # under-provisioned: a shedder must drop, and not all
                 assert 0 < whole.dropped.sum() < m, f"{where}: drops {whole.dropped.sum()} of {m}"
-            again = las.simulate(strat.las_kind, keys, arr, cost, cfg, SHED_SEED, **warm)
+            again = strat.simulate(keys, arr, cost, cfg, SHED_SEED, **warm)
             for f in ("dropped", "q", "c", "qhat", "deltas", "matrices", "nop_tuples", "belief", "warm_started"):
                 np.testing.assert_equal(getattr(again, f), getattr(whole, f), err_msg=f"{where}: run twice, {f}")
             for c in cuts:
-                part = las.simulate(strat.las_kind, keys[:c], arr[:c], cost[:c], cfg, SHED_SEED, **warm)
+                part = strat.simulate(keys[:c], arr[:c], cost[:c], cfg, SHED_SEED, **warm)
                 msg = f"{where}: the first {c} tuples alone"
                 for f in ("dropped", "q", "c", "qhat"):
                     np.testing.assert_array_equal(getattr(part, f), getattr(whole, f)[:c], err_msg=f"{msg}: {f}")
@@ -378,12 +378,12 @@ def _shedding_prefixes(name: str, params: dict[str, Any], dataset: Path) -> list
     for V in (2, 5):
         cfg = strat.config(SHED_WINDOW["range_s"], SHED_WINDOW["slide_s"], V, 0.1, 0.95)
         where = f"{name} {params} workers={V}"
-        whole = shedpart.replay(ts, keys, value, cfg, SHED_SEED, details=True)
+        whole = strat.replay(ts, keys, value, cfg, SHED_SEED, details=True)
         assert len(whole) == 18, f"{where}: {len(whole)} windows"
         if strat.shed and not params:  # the defaults trim on this stream
             assert whole.ran.any() and whole.shed_tuples.sum() > 0, f"{where}: ShedPart never trims"
         for c in cuts:
-            part = shedpart.replay(ts[:c], keys[:c], value[:c], cfg, SHED_SEED, details=True)
+            part = strat.replay(ts[:c], keys[:c], value[:c], cfg, SHED_SEED, details=True)
             sel = np.flatnonzero(whole.end <= ts[c - 1])  # the windows complete in the prefix
             msg = f"{where}: the first {c} tuples (to t = {ts[c - 1]:.2f} s) alone"
             np.testing.assert_array_equal(part.window_id, whole.window_id[sel], err_msg=f"{msg}: windows")

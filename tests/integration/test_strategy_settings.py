@@ -129,10 +129,7 @@ def test_grouping_exercise_sets_are_the_old_table():
 
 @pytest.mark.parametrize("family", ["shedding", "allocation"])
 def test_other_families_exercise_sets_are_the_old_tables(family):
-    got = _exercised(family)
-    if not got:  # the family's classes do not carry exercise sets yet (their own change adds them)
-        pytest.skip(f"no {family} strategy has an exercise attribute yet")
-    assert got == OLD_EXERCISE[family]
+    assert _exercised(family) == OLD_EXERCISE[family]
 
 
 def test_engine_cases_are_the_old_ones():
@@ -159,10 +156,7 @@ def test_kernel_rows_and_targets_are_the_old_ones(bench):
 
 
 def test_shedding_targets_are_the_old_ones(bench):
-    got = bench.shed_targets()
-    if not got:  # the shedding classes do not carry bench_target yet (their own change adds it)
-        pytest.skip("no shedding strategy has a bench_target yet")
-    assert got == OLD_SHED_TARGETS
+    assert bench.shed_targets() == OLD_SHED_TARGETS
 
 
 # --------------------------------------------------------------------------------------------

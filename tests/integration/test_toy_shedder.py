@@ -1,5 +1,5 @@
-"""A shedder from outside: tests/plugins/toyshed.py (one module) and its entry point
-(tests/plugins/toyshed-0.1.dist-info) run through ``skewbench replay shedding`` and the results'
+"""A shedder from outside: tests/plugins/strategies/toyshed.py (one module) and its entry-point row
+(tests/plugins/strategies/toystrategies-0.1.dist-info) run through ``skewbench replay shedding`` and the results'
 validation, with no edit to skewbench.  The plug-in lives outside this process's import path: the
 commands run in subprocesses whose PYTHONPATH holds it, as an installed plug-in would be found."""
 
@@ -20,7 +20,7 @@ from skewbench.datasets.generators import StreamSpec, generate
 from skewbench.errors import SkewbenchError
 
 REPO = Path(__file__).resolve().parents[2]
-PLUGINS = REPO / "tests" / "plugins"
+PLUGINS = REPO / "tests" / "plugins" / "strategies"
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""A toy operator shedder from outside skewbench: one module and one entry point
-(``toyshed-0.1.dist-info/entry_points.txt``), with nothing in skewbench edited for it to run.
+"""A toy operator shedder from outside skewbench: one module and one entry-point row
+(in ``toystrategies-0.1.dist-info/entry_points.txt``), with nothing in skewbench edited for it to run.
 
 Its rule: a tuple whose execution time exceeds ``limit`` ms is dropped outright; every other
 tuple goes through the simulator's bound check (SHED/CHECK) with ``limit`` as its estimated
