@@ -12,6 +12,7 @@ tested once (``tests/unit/test_kernel_*.py``, against the plain-Python reference
 ``spacesaving``  the SpaceSaving sketch as a stream summary (O(1) updates), one per source,
                  and its head test
 ``pkg``          PKG's two choices: the less loaded of two candidate workers
+``least``        the least loaded of all workers (first index of the minimum)
 
 This package imports nothing from the families (the import contracts in ``pyproject.toml``
 place it below them); its modules import :mod:`skewbench.jit` and :mod:`skewbench.hashing` only.
