@@ -124,3 +124,13 @@ def route_candidates(gid, cand, workers):
         loads[w] += 1
         out.append(w)
     return out
+
+
+def least(values):
+    """The first index of the smallest value."""
+    return values.index(min(values))
+
+
+def least_from(values, floor):
+    """The first index of the smallest max(value, floor)."""
+    return least([max(v, floor) for v in values])
