@@ -43,7 +43,8 @@ Choices where the spec leaves room
   otherwise it replaces the victim, the counter of smallest count and, among equal smallest
   counts, of the lowest key value (A12), and gets ``(c + 1, c)`` where ``c`` is the victim's
   count.  Kept as a binary min-heap on ``(count, key)`` over the counters plus an
-  open-addressing table from key to counter (O(log C) per learning tuple).
+  open-addressing table from key to counter (:mod:`skewbench.kernel.table`, the one D-Choices'
+  sketch uses; O(log C) per learning tuple).
 * ``C = ceil(ef / theta)`` and the HH threshold ``ceil(theta L)`` are computed in float64 (as
   ``math.ceil(ef / theta)`` and ``math.ceil(theta * L)``).  ``theta > 1`` makes the threshold
   exceed ``L >= count - err``, so no key is heavy and every item is a bucket (spec 7, item 18).
