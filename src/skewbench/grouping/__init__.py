@@ -8,8 +8,8 @@ The grouping family (dchoices.spec.md, osg.spec.md, practice.spec.md).  Its modu
 ``routed``        the common part of strategies routing with one kernel call per batch and one
                   local load vector per source
 ``dchoices``      KG, SG, PKG, D-Choices, W-Choices, RR, fixed-d
-``osg``           OSG and Full Knowledge (their kernels in ``osg_kernel``, the kernels' state
-                  layout and Count-Min parameters in ``osg_state``)
+``osg``           OSG and Full Knowledge (their kernels and the kernels' state layout in
+                  ``osg_kernel``)
 ``engines``       the engines' default partitioners: Kafka, Flink (key groups), Spark (RDD and SQL)
 ``chwbl``         consistent hashing with bounded loads
 ``twophase``      Flink SQL's local-global aggregation, hot-key salting with a merge step

@@ -225,16 +225,44 @@ import numpy as np
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import Batch, Strategy, WorkerModel, check_number
-from skewbench.grouping.osg_kernel import estimate_many, fk_ideal_kernel, osg_kernel
-from skewbench.grouping.osg_state import (
+from skewbench.grouping.osg_kernel import (
     FI_CACT, FI_CHAT, FI_FREE, FI_MEAN, F_SCALE, II_CNT, II_EXEC, II_HAVE, II_PHASE, I_WL, L_EXEC, L_OP,
     L_SEQ, MODE_NAMES, OSGState, PRIME, ROUND_ROBIN, RUN, SEND_ALL, SI_LEN, SK_F, SK_S, SK_SF, SK_SW, SK_W,
     S_EABAN, S_EDONE, S_EPOCH, S_ESTART, S_HN, S_LOGN, S_MODE, S_NEED, S_PFN, S_REPL, S_RR, S_RUNIDX,
-    S_SAIDX, S_SAPP, S_SDELIV, S_SDROP, S_SEND, S_SHIP, WAIT_ALL, cm_columns, cm_rows, draw_hash,
+    S_SAIDX, S_SAPP, S_SDELIV, S_SDROP, S_SEND, S_SHIP, WAIT_ALL,
+    estimate_many, fk_ideal_kernel, osg_kernel,
 )
 
 __all__ = ["OSG", "FK", "FullKnowledgeOSG", "OSGState", "cm_columns", "cm_rows", "draw_hash",
            "PRIME", "ROUND_ROBIN", "SEND_ALL", "WAIT_ALL", "RUN", "MODE_NAMES"]
+
+
+# --------------------------------------------------------------------------------------------
+# public helpers
+
+def cm_rows(delta: float) -> int:
+    """Count-Min rows ``r = ceil(log2(1/δ))`` (A2: base 2; ``δ = 0.1 -> 4``, ``0.25 -> 2``)."""
+    check_number("delta", delta, 0.0, 1.0, low_open=True)
+    if delta >= 1.0:
+        return 1
+    return max(1, math.ceil(math.log2(1.0 / float(delta)) - 1e-12))
+
+
+def cm_columns(eps: float) -> int:
+    """Count-Min columns ``c = max(1, floor(e/ε))`` (A3; ``0.05 -> 54``, ``0.001 -> 2718``) and
+    ``c = 1`` for ``ε >= 1`` (the paper: "a single entry per row" at ``ε = 1.0``)."""
+    check_number("eps", eps, 0.0, None, low_open=True)
+    if eps >= 1.0:
+        return 1
+    return max(1, math.floor(math.e / float(eps)))
+
+
+def draw_hash(seed: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Carter-Wegman parameters ``(a, b)`` (int64[rows] each) of hash seed ``seed``."""
+    rng = np.random.default_rng(int(seed) % (1 << 64))
+    a = rng.integers(1, PRIME, size=rows, dtype=np.int64)
+    b = rng.integers(0, PRIME, size=rows, dtype=np.int64)
+    return a, b
 
 
 # --------------------------------------------------------------------------------------------
