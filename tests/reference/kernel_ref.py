@@ -130,7 +130,3 @@ def least(values):
     """The first index of the smallest value."""
     return values.index(min(values))
 
-
-def least_from(values, floor):
-    """The first index of the smallest max(value, floor)."""
-    return least([max(v, floor) for v in values])

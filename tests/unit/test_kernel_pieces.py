@@ -17,10 +17,11 @@ def test_source_step_is_the_position_modulo_the_sources_from_any_start():
     for s in (1, 2, 3, 7):
         want = ref.sources_of(seq.tolist(), s)
         for start in (0, 1, 149, 150, 399):
-            j = np.int64(-1)
+            t, j = sources.source_start()
             got = []
             for i in range(start, seq.size):
-                j = sources.source_step(seq, i, j, np.int64(s))
+                t, j = sources.source_step(seq, i, t, j, np.int64(s))
+                assert t == seq[i]
                 got.append(int(j))
             assert got == want[start:]
 

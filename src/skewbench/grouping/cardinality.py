@@ -124,7 +124,7 @@ from skewbench.grouping.base import (
 )
 from skewbench.grouping.routed import route_in_steps
 from skewbench.hashing import mix64
-from skewbench.kernel.sources import source_step
+from skewbench.kernel.sources import source_start, source_step
 
 __all__ = ["CM", "AM", "CAM", "CardinalityAware"]
 
@@ -154,9 +154,9 @@ def _route_card(seq, key, start, sources, n, seed1, seed2, variant, window, st, 
     imask = np.int64(cap - 1)
     limit = cap >> 1
     un = np.uint64(n)
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(start, seq.shape[0]):
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         if st[j, _ND] >= limit:
             return i
         k = key[i]

@@ -113,7 +113,7 @@ from skewbench.jit import njit
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import Batch, Strategy, batch_arrays, check_number, hash_seeds
 from skewbench.hashing import mix64, mix64_py
-from skewbench.kernel.sources import source_step
+from skewbench.kernel.sources import source_start, source_step
 
 __all__ = ["CHWBL", "ACCOUNTINGS"]
 
@@ -253,9 +253,9 @@ def _count_walk(st, hist, j, L):
 def _route_request(seq, key, sources, n, F, seed_key, pos, bstart, bshift, wk, pre, after, mark,
                    st, load, hist, out):
     div = 100 * n
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         w, L = _bounded(key[i], seed_key, pos, bstart, bshift, wk, pre, after, mark, load, j, st[j, _CAP])
         load[j, w] += 1
         st[j, _T] += 1
@@ -269,9 +269,9 @@ def _route_request(seq, key, sources, n, F, seed_key, pos, bstart, bshift, wk, p
 def _route_window(seq, key, sources, n, F, seed_key, pos, bstart, bshift, wk, pre, after, mark,
                   held, st, load, acc, hist, buf, out):
     div = 100 * n
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         T = st[j, _T]
         w, L = _bounded(key[i], seed_key, pos, bstart, bshift, wk, pre, after, mark, acc, j, st[j, _CAP])
         head = st[j, _HEAD]
@@ -303,9 +303,9 @@ def _route_key(seq, key, first, sources, n, F, seed_key, pos, bstart, bshift, wk
     div = 100 * n
     mask = tkey.shape[1] - 1
     half = tkey.shape[1] // 2
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(first, seq.shape[0]):
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         if st[j, _USED] + 1 > half:
             return i
         tj = st[j, _N]

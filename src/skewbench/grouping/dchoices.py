@@ -177,7 +177,7 @@ from skewbench.grouping.routed import Routed
 from skewbench.hashing import mix64
 from skewbench.kernel.least import least
 from skewbench.kernel.pkg import two_choices
-from skewbench.kernel.sources import source_step
+from skewbench.kernel.sources import source_start, source_step
 from skewbench.kernel.spacesaving import (
     CNT, ERR, SIZE, STATE_COLS, head_sizes, is_head, new_sketches, sketch_entries, ss_offer,
 )
@@ -217,9 +217,9 @@ _CACHE_SALT = np.uint64(0x8CB92BA72F3D8DD7)
 
 @njit(cache=True)
 def _route_kg(seq, key, sources, seed1, n, load, out):
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         w = hash_choice(key[i], seed1, n)
         load[j, w] += 1
         out[i] = w
@@ -227,9 +227,9 @@ def _route_kg(seq, key, sources, seed1, n, load, out):
 
 @njit(cache=True)
 def _route_sg(seq, sources, n, ptr, load, out):
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         w = ptr[j]
         nxt = w + 1
         ptr[j] = 0 if nxt == n else nxt
@@ -239,9 +239,9 @@ def _route_sg(seq, sources, n, ptr, load, out):
 
 @njit(cache=True)
 def _route_pkg(seq, key, sources, seed1, seed2, n, load, out):
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         k = key[i]
         w = two_choices(load, j, hash_choice(k, seed1, n), hash_choice(k, seed2, n))
         load[j, w] += 1
@@ -339,9 +339,9 @@ def _route_head(seq, key, sources, n, seeds, variant, fixed_d, theta, eps, autho
                 c_seen, out):
     seed1 = seeds[0]
     seed2 = seeds[1]
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         k = key[i]
         # line A2: offer to SS_j, m_j += 1; line A3: the head test
         mj = st[j, _M] + 1

@@ -98,7 +98,7 @@ from skewbench.grouping.base import (
     Batch, Strategy, batch_arrays, check_number, hash_choice, hash_seeds,
 )
 from skewbench.hashing import mix64, mix64_py
-from skewbench.kernel.sources import source_step
+from skewbench.kernel.sources import source_start, source_step
 from skewbench.kernel.table import new_table, table_find, table_home, table_insert, table_remove
 
 __all__ = ["DKG", "lpt", "bucket_of", "bucket_params", "PRIME"]
@@ -231,9 +231,9 @@ def _route_dkg(seq, key, start, sources, n, seed1, a, b, nb, learn, cap, st, sk,
     """Route ``seq[start:]``; stop after a tuple that completes a source's learning and return
     its index (the caller then builds that source's mapping and resumes), or -1 at the end."""
     mask = table.shape[1] - 1
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(start, seq.shape[0]):
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         k = key[i]
         m = st[j, _M]
         st[j, _M] = m + 1

@@ -114,7 +114,7 @@ from skewbench.jit import njit
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import check_number
 from skewbench.grouping.routed import Routed
-from skewbench.kernel.sources import source_step
+from skewbench.kernel.sources import source_start, source_step
 
 __all__ = [
     "Kafka", "Flink", "SparkHash", "SparkSQL", "KEY_FORMATS", "ENGINES", "FLINK_APIS",
@@ -426,9 +426,9 @@ def _offset(n):
 def _route_loop(seq, key, sources, n, engine, fmt, p, load, out):
     buf = np.zeros(_DEC, dtype=np.uint8)
     off = _offset(n)
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         w = _engine_worker(_engine_hash(key[i], engine, fmt, buf), engine, n, p, off)
         load[j, w] += 1
         out[i] = w
@@ -470,16 +470,16 @@ def _route_table(seq, key, table, sources, load, out):
     """Route a batch through the per-key-id worker table of the bound key values; return -1, or
     the index of the first key id outside the table (then the batch's load updates are undone)."""
     size = np.uint64(table.shape[0])
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(seq.shape[0]):
         k = key[i]
         if np.uint64(k) >= size:
-            j = np.int64(-1)
+            t, j = source_start()
             for q in range(i):
-                j = source_step(seq, q, j, sources)
+                t, j = source_step(seq, q, t, j, sources)
                 load[j, out[q]] -= 1
             return np.int64(i)
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         w = table[k]
         load[j, w] += 1
         out[i] = w

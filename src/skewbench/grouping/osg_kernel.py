@@ -12,8 +12,6 @@ from typing import NamedTuple
 import numpy as np
 from skewbench.jit import njit
 
-from skewbench.kernel.least import least, least_from
-
 __all__ = ["osg_kernel", "fk_ideal_kernel", "estimate_many", "PRIME", "ROUND_ROBIN", "SEND_ALL",
            "WAIT_ALL", "RUN", "MODE_NAMES", "START", "STABILIZING", "S_MODE", "S_RR", "S_EPOCH",
            "S_SEND", "S_NREP", "S_HAVE", "S_MSGSEQ", "S_HN", "S_PERIOD", "S_RUNIDX", "S_SAIDX",
@@ -390,9 +388,20 @@ def osg_kernel(seq, key, ts, cost, out, modes, start, st):
                 op = rr % k if ip[I_CONT] != 0 else si[S_SEND]
                 si[S_SEND] += 1
             elif wl:
-                op = least_from(fi[FI_CHAT], k, a)
+                op = 0
+                best = fi[FI_CHAT, 0] if fi[FI_CHAT, 0] > a else a
+                for o in range(1, k):
+                    v = fi[FI_CHAT, o] if fi[FI_CHAT, o] > a else a
+                    if v < best:
+                        best = v
+                        op = o
             else:
-                op = least(fi[FI_CHAT], k)
+                op = 0
+                best = fi[FI_CHAT, 0]
+                for o in range(1, k):
+                    if fi[FI_CHAT, o] < best:
+                        best = fi[FI_CHAT, o]
+                        op = o
             if exact:
                 west = cost[t] * factors[p, op]
             else:
@@ -485,7 +494,20 @@ def fk_ideal_kernel(seq, ts, cost, out, k, wl, breaks, factors, st, chat, free):
             p += 1
         while p > 0 and breaks[p] > s_t:
             p -= 1
-        op = least_from(free, k, a) if wl else least(chat, k)
+        op = 0
+        if wl:
+            best = free[0] if free[0] > a else a
+            for o in range(1, k):
+                v = free[o] if free[o] > a else a
+                if v < best:
+                    best = v
+                    op = o
+        else:
+            best = chat[0]
+            for o in range(1, k):
+                if chat[o] < best:
+                    best = chat[o]
+                    op = o
         x = cost[t] * factors[p, op]
         chat[op] += x
         fo = free[op]

@@ -134,7 +134,7 @@ from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import Batch, Strategy, check_number, hash_seeds
 from skewbench.grouping.routed import route_in_steps
 from skewbench.hashing import mix64
-from skewbench.kernel.sources import source_step
+from skewbench.kernel.sources import source_start, source_step
 from skewbench.kernel.spacesaving import (
     CNT, ERR, STATE_COLS, head_sizes, is_head, new_sketches, sketch_entries, ss_offer,
 )
@@ -232,9 +232,9 @@ def _route_lg(seq, key, start, sources, seed, n, B, st, load, dl, lk, ls, out):
     the batch, or a tuple whose source's mini-batch table is half full)."""
     mask = lk.shape[1] - 1
     half = lk.shape[1] >> 1
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(start, seq.shape[0]):
-        j = source_step(seq, i, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         if st[j, _DCNT] >= half:
             return i
         k = key[i]
@@ -299,12 +299,11 @@ def _route_salt(seq, key, start, sources, n, S, selector, draw, place, wm, theta
     rmask = rk.shape[0] - 1
     rhalf = rk.shape[0] >> 1
     salting = S > 1 and selector != 2
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(start, seq.shape[0]):
         if g[_MCOUNT] + 2 > mhalf or (draw == _RRD and g[_RCOUNT] + 1 > rhalf):
             return i
-        j = source_step(seq, i, j, sources)
-        t = seq[i]
+        t, j = source_step(seq, i, t, j, sources)
         k = key[i]
         hf = mix64(np.uint64(k) ^ seed_f)
         f = _fastrange(hf, n)

@@ -1,11 +1,15 @@
-"""The least loaded of ``k`` workers: the first index of the minimum of a load vector, the
-scan of all workers behind W-Choices' head, OSG's greedy scheduler and Full Knowledge."""
+"""The least loaded of ``k`` workers: the first index of the minimum of a load vector (the scan
+of all workers behind W-Choices' head and D-Choices' fallback).
+
+OSG's and Full Knowledge's schedulers scan their instances the same way but keep their own loop:
+inlined from this module into both OSG kernels, numba's ahead-of-time compiler (pycc, numba
+0.68.1) failed type inference on the second signature it compiled."""
 
 from __future__ import annotations
 
 from skewbench.jit import njit
 
-__all__ = ["least", "least_from"]
+__all__ = ["least"]
 
 
 @njit(inline="always", cache=True)
@@ -16,19 +20,5 @@ def least(values, k):
     for o in range(1, k):
         if values[o] < best:
             best = values[o]
-            w = o
-    return w
-
-
-@njit(inline="always", cache=True)
-def least_from(values, k, floor):
-    """The first ``o < k`` (``k >= 1``) with the smallest ``max(values[o], floor)``: with free-at
-    times ``values``, the worker that can start a job arriving at ``floor`` soonest."""
-    w = 0
-    best = values[0] if values[0] > floor else floor
-    for o in range(1, k):
-        v = values[o] if values[o] > floor else floor
-        if v < best:
-            best = v
             w = o
     return w

@@ -2,29 +2,38 @@
 
 A strategy kernel that keeps state per source walks a batch as::
 
-    j = np.int64(-1)
+    t, j = source_start()
     for i in range(start, seq.shape[0]):
-        j = source_step(seq, i, j, sources)
-        ...
+        t, j = source_step(seq, i, t, j, sources)
+        ...  # t = seq[i], j its source
 
-(``j = -1`` before the first tuple the kernel routes; it may start anywhere in the batch.)
+(it may start anywhere in the batch).  The previous tuple's position stays in a register (a
+version reading ``seq[i - 1]`` instead ran the simplest routers three to four times slower).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from skewbench.jit import njit
 
-__all__ = ["source_step"]
+__all__ = ["source_start", "source_step"]
 
 
 @njit(inline="always", cache=True)
-def source_step(seq, i, j, sources):
-    """The source of the tuple at index ``i`` of a batch: ``seq[i] % sources``, found without a
-    division by stepping from ``j``, the source of the tuple before it, when that tuple is the
-    stream's previous one (the common, whole-stream case).  ``j < 0``: no tuple before it was
-    routed by this loop (``seq[i - 1]`` is then not read)."""
-    t = seq[i]
-    if j >= 0 and t == seq[i - 1] + 1:
+def source_start():
+    """``(t, j)`` before a loop's first tuple: no previous position (``-2`` never precedes a
+    position ``>= 0``) and source 0."""
+    return np.int64(-2), np.int64(0)
+
+
+@njit(inline="always", cache=True)
+def source_step(seq, i, t, j, sources):
+    """``(seq[i], its source seq[i] % sources)``, given ``(t, j)`` of the tuple the loop saw
+    before it: when ``seq[i]`` follows ``t`` in the stream (the common, whole-stream case) the
+    source is the one after ``j``, found without a division."""
+    nxt = seq[i]
+    if nxt == t + 1:
         j += 1
-        return 0 if j == sources else j
-    return t % sources
+        return nxt, (0 if j == sources else j)
+    return nxt, nxt % sources
