@@ -5,8 +5,11 @@ The grouping family (dchoices.spec.md, osg.spec.md, practice.spec.md).  Its modu
 
 ``base``          the strategy interface (:class:`~skewbench.grouping.base.Strategy`), batches,
                   the seeded hash family
+``routed``        the common part of strategies routing with one kernel call per batch and one
+                  local load vector per source
 ``dchoices``      KG, SG, PKG, D-Choices, W-Choices, RR, fixed-d
-``osg``           OSG and Full Knowledge
+``osg``           OSG and Full Knowledge (their kernels and the kernels' state layout in
+                  ``osg_kernel``)
 ``engines``       the engines' default partitioners: Kafka, Flink (key groups), Spark (RDD and SQL)
 ``chwbl``         consistent hashing with bounded loads
 ``twophase``      Flink SQL's local-global aggregation, hot-key salting with a merge step
@@ -19,6 +22,9 @@ The grouping family (dchoices.spec.md, osg.spec.md, practice.spec.md).  Its modu
 ``report``        its report figures
 ``cli``           ``skewbench replay grouping``
 ``params``        its section of the nightly Params
+
+Pieces its kernels share with other families' (the source loop, hash table, SpaceSaving, PKG's
+two choices) are in :mod:`skewbench.kernel`.
 
 This module is the family's strategy table and is read at DAG parse time: it imports nothing.
 """

@@ -120,9 +120,11 @@ from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import (
-    Batch, Strategy, batch_arrays, check_number, hash_choice, hash_choice_py, hash_seeds, next_source,
+    Batch, Strategy, check_number, hash_choice, hash_choice_py, hash_seeds,
 )
+from skewbench.grouping.routed import route_in_steps
 from skewbench.hashing import mix64
+from skewbench.kernel.sources import source_start, source_step
 
 __all__ = ["CM", "AM", "CAM", "CardinalityAware"]
 
@@ -152,12 +154,9 @@ def _route_card(seq, key, start, sources, n, seed1, seed2, variant, window, st, 
     imask = np.int64(cap - 1)
     limit = cap >> 1
     un = np.uint64(n)
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(start, seq.shape[0]):
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
+        t, j = source_step(seq, i, t, j, sources)
         if st[j, _ND] >= limit:
             return i
         k = key[i]
@@ -274,17 +273,12 @@ class CardinalityAware(Strategy):
         self._tab = new
 
     def route(self, batch: Batch) -> np.ndarray:
-        seq, key = batch_arrays(batch)
-        out = np.empty(seq.size, dtype=np.int64)
-        i = 0
-        while i < seq.size:
-            i = _route_card(seq, key, np.int64(i), np.int64(self.sources), np.int64(self.workers),
-                            self._seeds[0], self._seeds[1], np.int64(self._variant),
-                            np.int64(self.params["window"]), self._st, self._cnt, self._ksz,
-                            self._tab, out)
-            if i < seq.size:
-                self._grow()
-        return out
+        return route_in_steps(batch, self._step, self._grow)
+
+    def _step(self, seq: np.ndarray, key: np.ndarray, i: int, out: np.ndarray) -> int:
+        return _route_card(seq, key, np.int64(i), np.int64(self.sources), np.int64(self.workers),
+                           self._seeds[0], self._seeds[1], np.int64(self._variant),
+                           np.int64(self.params["window"]), self._st, self._cnt, self._ksz, self._tab, out)
 
     # ---- state of the current windows (diagnostics and tests)
     def window_counts(self) -> np.ndarray:

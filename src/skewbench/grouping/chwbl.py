@@ -111,8 +111,9 @@ import numpy as np
 from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import Batch, Strategy, batch_arrays, check_number, hash_seeds, next_source
+from skewbench.grouping.base import Batch, Strategy, batch_arrays, check_number, hash_seeds
 from skewbench.hashing import mix64, mix64_py
+from skewbench.kernel.sources import source_start, source_step
 
 __all__ = ["CHWBL", "ACCOUNTINGS"]
 
@@ -228,28 +229,39 @@ def _cap_up(st, j, F, div):
     st[j, _REM] = r
 
 
+@njit(inline="always", cache=True)
+def _bounded(k, seed_key, pos, bstart, bshift, wk, pre, after, mark, acc, j, cap):
+    """Lines C1-C5 for key ``k`` at source ``j``: the worker of the key's successor node on the
+    ring, or, when that worker's ``acc[j, w]`` has reached ``cap``, the walk's first worker
+    below it; ``(worker, number of distinct workers inspected)``."""
+    node = _succ(mix64(np.uint64(k) ^ seed_key), pos, bstart, bshift)
+    w = np.int64(wk[node])
+    if acc[j, w] < cap:
+        return w, np.int64(1)
+    return _walk_on(node, acc, j, cap, wk, pre, after, mark)
+
+
+@njit(inline="always", cache=True)
+def _count_walk(st, hist, j, L):
+    """Count a placement that inspected ``L`` workers (``L > 1``: the key was displaced)."""
+    hist[j, L] += 1
+    if L > 1:
+        st[j, _DISP] += 1
+
+
 @njit(cache=True, _nrt=False)
 def _route_request(seq, key, sources, n, F, seed_key, pos, bstart, bshift, wk, pre, after, mark,
                    st, load, hist, out):
     div = 100 * n
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
-        node = _succ(mix64(np.uint64(key[i]) ^ seed_key), pos, bstart, bshift)
-        w = np.int64(wk[node])
-        L = np.int64(1)
-        if load[j, w] >= st[j, _CAP]:
-            w, L = _walk_on(node, load, j, st[j, _CAP], wk, pre, after, mark)
+        t, j = source_step(seq, i, t, j, sources)
+        w, L = _bounded(key[i], seed_key, pos, bstart, bshift, wk, pre, after, mark, load, j, st[j, _CAP])
         load[j, w] += 1
         st[j, _T] += 1
         _cap_up(st, j, F, div)
         st[j, _N] += 1
-        hist[j, L] += 1
-        if L > 1:
-            st[j, _DISP] += 1
+        _count_walk(st, hist, j, L)
         out[i] = w
 
 
@@ -257,18 +269,11 @@ def _route_request(seq, key, sources, n, F, seed_key, pos, bstart, bshift, wk, p
 def _route_window(seq, key, sources, n, F, seed_key, pos, bstart, bshift, wk, pre, after, mark,
                   held, st, load, acc, hist, buf, out):
     div = 100 * n
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
+        t, j = source_step(seq, i, t, j, sources)
         T = st[j, _T]
-        node = _succ(mix64(np.uint64(key[i]) ^ seed_key), pos, bstart, bshift)
-        w = np.int64(wk[node])
-        L = np.int64(1)
-        if acc[j, w] >= st[j, _CAP]:
-            w, L = _walk_on(node, acc, j, st[j, _CAP], wk, pre, after, mark)
+        w, L = _bounded(key[i], seed_key, pos, bstart, bshift, wk, pre, after, mark, acc, j, st[j, _CAP])
         head = st[j, _HEAD]
         if held > 0:
             acc[j, w] += 1
@@ -286,9 +291,7 @@ def _route_window(seq, key, sources, n, F, seed_key, pos, bstart, bshift, wk, pr
         st[j, _HEAD] = head
         load[j, w] += 1
         st[j, _N] += 1
-        hist[j, L] += 1
-        if L > 1:
-            st[j, _DISP] += 1
+        _count_walk(st, hist, j, L)
         out[i] = w
 
 
@@ -300,14 +303,11 @@ def _route_key(seq, key, first, sources, n, F, seed_key, pos, bstart, bshift, wk
     div = 100 * n
     mask = tkey.shape[1] - 1
     half = tkey.shape[1] // 2
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(first, seq.shape[0]):
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
+        t, j = source_step(seq, i, t, j, sources)
         if st[j, _USED] + 1 > half:
             return i
-        prev = t
         tj = st[j, _N]
         cur = np.int64(0)
         if W > 0:
@@ -336,11 +336,7 @@ def _route_key(seq, key, first, sources, n, F, seed_key, pos, bstart, bshift, wk
         else:  # place a new key (or one that expired)
             T = st[j, _T]
             cap = ((T + 1) * F + div - 1) // div
-            node = _succ(mix64(np.uint64(k) ^ seed_key), pos, bstart, bshift)
-            w = np.int64(wk[node])
-            L = np.int64(1)
-            if acc[j, w] >= cap:
-                w, L = _walk_on(node, acc, j, cap, wk, pre, after, mark)
+            w, L = _bounded(k, seed_key, pos, bstart, bshift, wk, pre, after, mark, acc, j, cap)
             acc[j, w] += 1
             st[j, _T] = T + 1
             hist[j, L] += 1

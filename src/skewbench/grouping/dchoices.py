@@ -71,7 +71,8 @@ One sketch per source, as a *stream summary*: arrays ``key/count/err`` of size `
 open-addressing hash table from key to slot (linear probing, backward-shift deletion, at most
 half full), and buckets of equal counts in ascending order, each a FIFO list of its entries.
 Every update is O(1).  ``ESTIMATE(x) = count`` (an upper bound, SS8); with ``C >= |K|`` the
-counts are exact.
+counts are exact.  The sketch and its head test are the shared kernel pieces of
+:mod:`skewbench.kernel.spacesaving` (Salt's hot-key selector runs the same).
 
 FindOptimalChoices (lines F1-F14)
 ---------------------------------
@@ -171,10 +172,15 @@ import numpy as np
 from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import (
-    Batch, Strategy, batch_arrays, check_number, hash_choice, hash_seeds, next_source,
-)
+from skewbench.grouping.base import check_number, hash_choice, hash_seeds
+from skewbench.grouping.routed import Routed
 from skewbench.hashing import mix64
+from skewbench.kernel.least import least
+from skewbench.kernel.pkg import two_choices
+from skewbench.kernel.sources import source_start, source_step
+from skewbench.kernel.spacesaving import (
+    CNT, ERR, SIZE, STATE_COLS, head_sizes, is_head, new_sketches, sketch_entries, ss_offer,
+)
 
 __all__ = [
     "KG", "SG", "PKG", "DC", "WC", "RR", "FixedD", "HeadAware",
@@ -184,21 +190,18 @@ __all__ = [
 # variants of the head-aware router
 _DC, _WC, _RR, _FIXED = 0, 1, 2, 3
 
-# columns of the per-source integer state
-_M = 0  # messages seen (m_j)
-_RRP = 1  # RR head pointer
-_D = 2  # cached d_j (D-C)
-_LAST = 3  # m_j when d_j was last computed, -1 = never
-_SIZE = 4  # SpaceSaving entries
-_HEAD = 5  # head messages
-_FALLBACK = 6  # head messages routed by scanning all workers
-_DMAX = 7  # largest d used for a head message (n for a scan of all workers / RR)
-_REFRESH = 8  # computations of d_j
-_MINB = 9  # SpaceSaving: first (minimum-count) bucket, -1 = none
-_BTOP = 10  # SpaceSaving: number of free buckets on the stack
-_NCOL = 11
+# columns of the per-source integer state, after the SpaceSaving sketch's own (its entries in use
+# are column SIZE)
+_M = STATE_COLS  # messages seen (m_j)
+_RRP = STATE_COLS + 1  # RR head pointer
+_D = STATE_COLS + 2  # cached d_j (D-C)
+_LAST = STATE_COLS + 3  # m_j when d_j was last computed, -1 = never
+_HEAD = STATE_COLS + 4  # head messages
+_FALLBACK = STATE_COLS + 5  # head messages routed by scanning all workers
+_DMAX = STATE_COLS + 6  # largest d used for a head message (n for a scan of all workers / RR)
+_REFRESH = STATE_COLS + 7  # computations of d_j
+_NCOL = STATE_COLS + 8
 
-_SALT = np.uint64(0xD6E8FEB86659FD93)
 # Greedy-d with d > _DIRECT_D reads the candidates of a head key from a direct-mapped memo of
 # 2**bits lines (shared by the sources: the hash family is the same everywhere) instead of
 # evaluating d hashes per message; it changes nothing but the speed.  512 lines, fewer when n is
@@ -214,12 +217,9 @@ _CACHE_SALT = np.uint64(0x8CB92BA72F3D8DD7)
 
 @njit(cache=True)
 def _route_kg(seq, key, sources, seed1, n, load, out):
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
+        t, j = source_step(seq, i, t, j, sources)
         w = hash_choice(key[i], seed1, n)
         load[j, w] += 1
         out[i] = w
@@ -227,12 +227,9 @@ def _route_kg(seq, key, sources, seed1, n, load, out):
 
 @njit(cache=True)
 def _route_sg(seq, sources, n, ptr, load, out):
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
+        t, j = source_step(seq, i, t, j, sources)
         w = ptr[j]
         nxt = w + 1
         ptr[j] = 0 if nxt == n else nxt
@@ -242,187 +239,13 @@ def _route_sg(seq, sources, n, ptr, load, out):
 
 @njit(cache=True)
 def _route_pkg(seq, key, sources, seed1, seed2, n, load, out):
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
+        t, j = source_step(seq, i, t, j, sources)
         k = key[i]
-        w = hash_choice(k, seed1, n)
-        w2 = hash_choice(k, seed2, n)
-        if load[j, w2] < load[j, w]:
-            w = w2
+        w = two_choices(load, j, hash_choice(k, seed1, n), hash_choice(k, seed2, n))
         load[j, w] += 1
         out[i] = w
-
-
-# --------------------------------------------------------------------------------------------
-# numba kernels: SpaceSaving as a stream summary (hash table + FIFO count buckets)
-#
-# ent[j, slot, :] = key, count, err, bucket, prev, next (the entry's neighbours in its bucket);
-# bk[j, b, :] = count, first, last, prev, next (neighbouring buckets, ascending counts), and
-# column _BFREE holds the stack of free bucket ids.  Buckets are kept in ascending count order
-# starting at st[j, _MINB]; inside a bucket entries are in the order they reached that count, so
-# the first entry of the first bucket is the minimum of (count, last update): the victim of SS5.
-
-_KEY, _CNT, _ERR, _EBKT, _EPREV, _ENEXT = 0, 1, 2, 3, 4, 5
-_BCNT, _BFIRST, _BLAST, _BPREV, _BNEXT, _BFREE = 0, 1, 2, 3, 4, 5
-
-
-@njit(inline="always", cache=True)
-def _home(k, shift):
-    return np.int64((mix64(np.uint64(k) ^ _SALT)) >> np.uint64(shift))
-
-
-@njit(inline="always", cache=True)
-def _tbl_find(table, j, ent, k, shift, mask):
-    i = _home(k, shift)
-    while True:
-        sl = table[j, i]
-        if sl < 0:
-            return sl
-        if ent[j, sl, _KEY] == k:
-            return sl
-        i = (i + 1) & mask
-
-
-@njit(inline="always", cache=True)
-def _tbl_insert(table, j, k, slot, shift, mask):
-    i = _home(k, shift)
-    while table[j, i] >= 0:
-        i = (i + 1) & mask
-    table[j, i] = slot
-
-
-@njit(inline="always", cache=True)
-def _tbl_remove(table, j, ent, k, shift, mask):
-    """Remove key ``k`` (present) with backward-shift deletion (linear probing)."""
-    i = _home(k, shift)
-    while ent[j, table[j, i], _KEY] != k:
-        i = (i + 1) & mask
-    g = i
-    while True:
-        g = (g + 1) & mask
-        sl = table[j, g]
-        if sl < 0:
-            break
-        h = _home(ent[j, sl, _KEY], shift)
-        # the entry at g may stay when its home lies cyclically in (i, g]
-        if i <= g:
-            stays = i < h <= g
-        else:
-            stays = h > i or h <= g
-        if not stays:
-            table[j, i] = sl
-            i = g
-    table[j, i] = -1
-
-
-@njit(inline="always", cache=True)
-def _bkt_new(j, c, after, st, bk):
-    """A bucket of count ``c`` linked after bucket ``after`` (-1: first bucket)."""
-    top = st[j, _BTOP] - 1
-    st[j, _BTOP] = top
-    b = bk[j, top, _BFREE]
-    bk[j, b, _BCNT] = c
-    bk[j, b, _BFIRST] = -1
-    bk[j, b, _BLAST] = -1
-    if after < 0:
-        nxt = st[j, _MINB]
-        st[j, _MINB] = b
-    else:
-        nxt = bk[j, after, _BNEXT]
-        bk[j, after, _BNEXT] = b
-    bk[j, b, _BPREV] = after
-    bk[j, b, _BNEXT] = nxt
-    if nxt >= 0:
-        bk[j, nxt, _BPREV] = b
-    return b
-
-
-@njit(inline="always", cache=True)
-def _bkt_append(j, b, x, ent, bk):
-    last = bk[j, b, _BLAST]
-    ent[j, x, _EPREV] = last
-    ent[j, x, _ENEXT] = -1
-    if last >= 0:
-        ent[j, last, _ENEXT] = x
-    else:
-        bk[j, b, _BFIRST] = x
-    bk[j, b, _BLAST] = x
-    ent[j, x, _EBKT] = b
-
-
-@njit(inline="always", cache=True)
-def _ss_increment(j, x, st, ent, bk):
-    """count[x] += 1 and move ``x`` to the end of the bucket of its new count."""
-    b = ent[j, x, _EBKT]
-    c = bk[j, b, _BCNT]
-    nb = bk[j, b, _BNEXT]
-    ent[j, x, _CNT] = c + 1
-    if nb >= 0 and bk[j, nb, _BCNT] == c + 1:
-        target = nb
-    elif bk[j, b, _BFIRST] == x and bk[j, b, _BLAST] == x:
-        bk[j, b, _BCNT] = c + 1  # alone in its bucket: the bucket moves up
-        return
-    else:
-        target = _bkt_new(j, c + 1, b, st, bk)
-    p = ent[j, x, _EPREV]
-    q = ent[j, x, _ENEXT]
-    if p >= 0:
-        ent[j, p, _ENEXT] = q
-    else:
-        bk[j, b, _BFIRST] = q
-    if q >= 0:
-        ent[j, q, _EPREV] = p
-    else:
-        bk[j, b, _BLAST] = p
-    if bk[j, b, _BFIRST] < 0:  # b is empty: unlink and free it
-        bp = bk[j, b, _BPREV]
-        bn = bk[j, b, _BNEXT]
-        if bp >= 0:
-            bk[j, bp, _BNEXT] = bn
-        else:
-            st[j, _MINB] = bn
-        if bn >= 0:
-            bk[j, bn, _BPREV] = bp
-        bk[j, st[j, _BTOP], _BFREE] = b
-        st[j, _BTOP] += 1
-    _bkt_append(j, target, x, ent, bk)
-
-
-@njit(inline="always", cache=True)
-def _ss_offer(j, k, cap, st, ent, bk, table, shift, mask):
-    """SS1-SS7 for key ``k`` at source ``j``; returns the key's slot."""
-    slot = _tbl_find(table, j, ent, k, shift, mask)
-    if slot >= 0:  # SS2
-        _ss_increment(j, slot, st, ent, bk)
-        return slot
-    size = st[j, _SIZE]
-    if size < cap:  # SS3
-        slot = size
-        st[j, _SIZE] = size + 1
-        ent[j, slot, _KEY] = k
-        ent[j, slot, _CNT] = 1
-        ent[j, slot, _ERR] = 0
-        _tbl_insert(table, j, k, slot, shift, mask)
-        h = st[j, _MINB]
-        if h >= 0 and bk[j, h, _BCNT] == 1:
-            target = h
-        else:
-            target = _bkt_new(j, 1, -1, st, bk)
-        _bkt_append(j, target, slot, ent, bk)
-        return slot
-    # SS4-SS7: the oldest entry of the minimum count takes the new key with count c + 1, err c
-    slot = bk[j, st[j, _MINB], _BFIRST]
-    c = ent[j, slot, _CNT]
-    _tbl_remove(table, j, ent, ent[j, slot, _KEY], shift, mask)
-    ent[j, slot, _KEY] = k
-    ent[j, slot, _ERR] = c
-    _tbl_insert(table, j, k, slot, shift, mask)
-    _ss_increment(j, slot, st, ent, bk)
-    return slot
 
 
 # --------------------------------------------------------------------------------------------
@@ -492,21 +315,14 @@ def _sift_min(a, pos, size):
     a[pos] = x
 
 
-@njit(inline="always", cache=True)
-def _is_head(c, e, mj, theta, authors):
-    if authors:
-        return (c + e) / mj > theta
-    return c >= theta * mj
-
-
 @njit(cache=True)
 def _head_estimate(j, mj, theta, authors, st, ent, qbuf):
     """Sorted (descending) estimated frequencies of source ``j``'s head into ``qbuf``; returns |H|."""
     hcount = 0
-    for sl in range(st[j, _SIZE]):
-        c = ent[j, sl, _CNT]
-        e = ent[j, sl, _ERR]
-        if _is_head(c, e, mj, theta, authors):
+    for sl in range(st[j, SIZE]):
+        c = ent[j, sl, CNT]
+        e = ent[j, sl, ERR]
+        if is_head(c, e, mj, theta, authors):
             qbuf[hcount] = ((c + e) / mj) if authors else (c / mj)
             hcount += 1
     _sort_descending(qbuf, hcount)
@@ -521,28 +337,20 @@ def _head_estimate(j, mj, theta, authors, st, ent, qbuf):
 def _route_head(seq, key, sources, n, seeds, variant, fixed_d, theta, eps, authors, refresh,
                 warmup, st, load, ent, bk, table, shift, qbuf, cbits, c_key, c_d, c_r, c_w, c_f,
                 c_seen, out):
-    cap = ent.shape[1]
-    mask = table.shape[1] - 1
     seed1 = seeds[0]
     seed2 = seeds[1]
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
+        t, j = source_step(seq, i, t, j, sources)
         k = key[i]
         # line A2: offer to SS_j, m_j += 1; line A3: the head test
         mj = st[j, _M] + 1
-        slot = _ss_offer(j, k, cap, st, ent, bk, table, shift, mask)
+        slot = ss_offer(j, k, st, ent, bk, table, shift)
         st[j, _M] = mj
-        head = mj > warmup and _is_head(ent[j, slot, _CNT], ent[j, slot, _ERR], mj, theta, authors)
+        head = mj > warmup and is_head(ent[j, slot, CNT], ent[j, slot, ERR], mj, theta, authors)
         if not head:
             # line A4: tail -> PKG
-            w = hash_choice(k, seed1, n)
-            w2 = hash_choice(k, seed2, n)
-            if load[j, w2] < load[j, w]:
-                w = w2
+            w = two_choices(load, j, hash_choice(k, seed1, n), hash_choice(k, seed2, n))
         else:
             st[j, _HEAD] += 1
             if variant == _RR:  # lines A11-A12
@@ -565,12 +373,7 @@ def _route_head(seq, key, sources, n, seeds, variant, fixed_d, theta, eps, autho
                     dj = st[j, _D]
                 if dj >= n:
                     # lines A7, A10, A14: least loaded of all workers, lowest index on ties
-                    w = 0
-                    best = load[j, 0]
-                    for c in range(1, n):
-                        if load[j, c] < best:
-                            best = load[j, c]
-                            w = c
+                    w = least(load[j], n)
                     st[j, _FALLBACK] += 1
                     dused = n
                 elif dj <= _DIRECT_D:
@@ -673,28 +476,7 @@ def oracle_d(p: Iterable[float], n: int, theta: float | None = None, eps: float 
 # --------------------------------------------------------------------------------------------
 # strategies
 
-class _Routed(Strategy):
-    """Common part: the per-source local load vectors and the batch plumbing."""
-
-    def _setup(self) -> None:
-        self._load = np.zeros((self.sources, self.workers), dtype=np.int64)
-
-    def local_loads(self) -> np.ndarray:
-        """``l_j[w]`` for every source ``j`` (rows) and worker ``w`` (a copy)."""
-        return self._load.copy()
-
-    def route(self, batch: Batch) -> np.ndarray:
-        seq, key = batch_arrays(batch)
-        out = np.empty(seq.size, dtype=np.int64)
-        if seq.size:
-            self._kernel(seq, key, out)
-        return out
-
-    def _kernel(self, seq: np.ndarray, key: np.ndarray, out: np.ndarray) -> None:
-        raise NotImplementedError
-
-
-class KG(_Routed):
+class KG(Routed):
     name = "kg"
     route_cost = 0.1
     relaxation = "whole"
@@ -713,7 +495,7 @@ class KG(_Routed):
                   self._load, out)
 
 
-class SG(_Routed):
+class SG(Routed):
     name = "sg"
     route_cost = 0.05
     description = "shuffle grouping: per-source round robin over the workers, from worker 0"
@@ -731,7 +513,7 @@ class SG(_Routed):
         _route_sg(seq, np.int64(self.sources), np.int64(self.workers), self._ptr, self._load, out)
 
 
-class PKG(_Routed):
+class PKG(Routed):
     name = "pkg"
     route_cost = 0.15
     relaxation = "two"
@@ -795,7 +577,7 @@ _NO_FOC_DOCS: dict[str, str] = {
 }
 
 
-class HeadAware(_Routed):
+class HeadAware(Routed):
     """Algorithm 1 (spec 2.5): a SpaceSaving head per source, PKG for the tail."""
 
     route_cost = 1.05
@@ -824,19 +606,11 @@ class HeadAware(_Routed):
             p["d"] = int(p["d"])
         p["theta"], p["eps"] = float(p["theta"]), float(p["eps"])
         p["capacity"], p["refresh"], p["warmup"] = int(p["capacity"]), int(p["refresh"]), int(p["warmup"])
-        s, cap = self.sources, p["capacity"]
-        bits = max(2, int(2 * cap - 1).bit_length())  # table size >= 2 * capacity
-        self._shift = np.int64(64 - bits)
+        cap = p["capacity"]
         self._seeds = hash_seeds(self.seed, max(2, n))
-        self._st = np.zeros((s, _NCOL), dtype=np.int64)
+        self._st, self._ent, self._bk, self._table, self._shift = new_sketches(self.sources, cap, _NCOL)
         self._st[:, _D] = 2
         self._st[:, _LAST] = -1
-        self._st[:, _MINB] = -1
-        self._st[:, _BTOP] = cap
-        self._ent = np.zeros((s, cap, 6), dtype=np.int64)
-        self._bk = np.zeros((s, cap, 6), dtype=np.int64)
-        self._bk[:, :, _BFREE] = np.arange(cap)[::-1]
-        self._table = np.full((s, 1 << bits), -1, dtype=np.int64)
         self._qbuf = np.zeros(cap, dtype=np.float64)
         bits = _MEMO_BITS
         while bits > 1 and (n << bits) > _MEMO_CELLS:
@@ -872,9 +646,7 @@ class HeadAware(_Routed):
         """SpaceSaving summary of ``source``: ``{key: (count, err)}`` (diagnostics and tests)."""
         if not 0 <= source < self.sources:
             raise SkewbenchError(f"{self.name}: source must be in [0, {self.sources}), got {source}")
-        size = int(self._st[source, _SIZE])
-        ent = self._ent[source, :size]
-        return {int(k): (int(c), int(e)) for k, c, e in zip(ent[:, _KEY], ent[:, _CNT], ent[:, _ERR])}
+        return sketch_entries(self._st, self._ent, source)
 
     def messages(self) -> np.ndarray:
         """``m_j`` for every source."""
@@ -883,17 +655,7 @@ class HeadAware(_Routed):
     # ---- statistics
     def _head_sizes(self) -> np.ndarray:
         """``|H_j|`` now: monitored keys passing the head test, per source."""
-        theta = self.params["theta"]
-        cap = self.params["capacity"]
-        m = self._st[:, _M][:, None]
-        used = np.arange(cap)[None, :] < self._st[:, _SIZE][:, None]
-        cnt = self._ent[:, :, _CNT]
-        if self.params["mode"] == "authors":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                test = (cnt + self._ent[:, :, _ERR]) / np.where(m > 0, m, 1) > theta
-        else:
-            test = cnt >= theta * m
-        return np.sum(used & test & (m > 0), axis=1)
+        return head_sizes(self._st, self._ent, self._st[:, _M], self.params["theta"], self.params["mode"] == "authors")
 
     def _d_now(self) -> np.ndarray:
         n = self.workers

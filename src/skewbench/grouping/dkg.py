@@ -43,7 +43,8 @@ Choices where the spec leaves room
   otherwise it replaces the victim, the counter of smallest count and, among equal smallest
   counts, of the lowest key value (A12), and gets ``(c + 1, c)`` where ``c`` is the victim's
   count.  Kept as a binary min-heap on ``(count, key)`` over the counters plus an
-  open-addressing table from key to counter (O(log C) per learning tuple).
+  open-addressing table from key to counter (:mod:`skewbench.kernel.table`, the one D-Choices'
+  sketch uses; O(log C) per learning tuple).
 * ``C = ceil(ef / theta)`` and the HH threshold ``ceil(theta L)`` are computed in float64 (as
   ``math.ceil(ef / theta)`` and ``math.ceil(theta * L)``).  ``theta > 1`` makes the threshold
   exceed ``L >= count - err``, so no key is heavy and every item is a bucket (spec 7, item 18).
@@ -94,9 +95,11 @@ from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import (
-    Batch, Strategy, batch_arrays, check_number, hash_choice, hash_seeds, next_source,
+    Batch, Strategy, batch_arrays, check_number, hash_choice, hash_seeds,
 )
 from skewbench.hashing import mix64, mix64_py
+from skewbench.kernel.sources import source_start, source_step
+from skewbench.kernel.table import new_table, table_find, table_home, table_insert, table_remove
 
 __all__ = ["DKG", "lpt", "bucket_of", "bucket_params", "PRIME"]
 
@@ -129,53 +132,6 @@ def _bucket(k, a, b, nb):
 
 
 @njit(inline="always", cache=True)
-def _home(k, shift):
-    return np.int64(mix64(np.uint64(k) ^ _TSALT) >> np.uint64(shift))
-
-
-@njit(inline="always", cache=True)
-def _tbl_find(table, j, sk, k, shift, mask):
-    """The counter holding key ``k`` at source ``j``, -1 if none."""
-    i = _home(k, shift)
-    while True:
-        sl = table[j, i]
-        if sl < 0 or sk[j, sl] == k:
-            return sl
-        i = (i + 1) & mask
-
-
-@njit(inline="always", cache=True)
-def _tbl_insert(table, j, k, slot, shift, mask):
-    i = _home(k, shift)
-    while table[j, i] >= 0:
-        i = (i + 1) & mask
-    table[j, i] = slot
-
-
-@njit(inline="always", cache=True)
-def _tbl_remove(table, j, sk, k, shift, mask):
-    """Remove key ``k`` (present) with backward-shift deletion (linear probing)."""
-    i = _home(k, shift)
-    while sk[j, table[j, i]] != k:
-        i = (i + 1) & mask
-    g = i
-    while True:
-        g = (g + 1) & mask
-        sl = table[j, g]
-        if sl < 0:
-            break
-        h = _home(sk[j, sl], shift)
-        if i <= g:  # the entry at g stays when its home lies cyclically in (i, g]
-            stays = i < h <= g
-        else:
-            stays = h > i or h <= g
-        if not stays:
-            table[j, i] = sl
-            i = g
-    table[j, i] = -1
-
-
-@njit(inline="always", cache=True)
 def _less(j, x, y, sk, sc):
     """Counter ``x`` before ``y`` in the victim order ``(count, key)``."""
     return sc[j, x] < sc[j, y] or (sc[j, x] == sc[j, y] and sk[j, x] < sk[j, y])
@@ -203,14 +159,10 @@ def _sift_down(j, i, size, heap, pos, sk, sc):
 @njit(inline="always", cache=True)
 def _sift_up(j, i, heap, pos, sk, sc):
     x = heap[j, i]
-    while i > 0:
-        p = (i - 1) >> 1
-        y = heap[j, p]
-        if not _less(j, x, y, sk, sc):
-            break
-        heap[j, i] = y
-        pos[j, y] = i
-        i = p
+    while i > 0 and _less(j, x, heap[j, (i - 1) >> 1], sk, sc):  # the parent moves down
+        heap[j, i] = heap[j, (i - 1) >> 1]
+        pos[j, heap[j, i]] = i
+        i = (i - 1) >> 1
     heap[j, i] = x
     pos[j, x] = i
 
@@ -218,7 +170,7 @@ def _sift_up(j, i, heap, pos, sk, sc):
 @njit(inline="always", cache=True)
 def _ss_offer(j, k, cap, st, sk, sc, se, heap, pos, table, shift, mask):
     """DKG's SpaceSaving update (DL2, A12) of key ``k`` at source ``j``."""
-    slot = _tbl_find(table, j, sk, k, shift, mask)
+    slot = table_find(table, j, sk, k, _TSALT, shift, mask)
     size = st[j, _SIZE]
     if slot >= 0:
         sc[j, slot] += 1
@@ -230,16 +182,16 @@ def _ss_offer(j, k, cap, st, sk, sc, se, heap, pos, table, shift, mask):
         heap[j, size] = size
         pos[j, size] = size
         st[j, _SIZE] = size + 1
-        _tbl_insert(table, j, k, size, shift, mask)
+        table_insert(table, j, k, size, _TSALT, shift, mask)
         _sift_up(j, size, heap, pos, sk, sc)
     else:  # replace the victim: smallest count, then lowest key
         v = heap[j, 0]
         c = sc[j, v]
-        _tbl_remove(table, j, sk, sk[j, v], shift, mask)
+        table_remove(table, j, sk, sk[j, v], _TSALT, shift, mask)
         sk[j, v] = k
         sc[j, v] = c + 1
         se[j, v] = c
-        _tbl_insert(table, j, k, v, shift, mask)
+        table_insert(table, j, k, v, _TSALT, shift, mask)
         _sift_down(j, 0, size, heap, pos, sk, sc)
 
 
@@ -266,7 +218,7 @@ def _hh_insert(j, keys, workers, hkey, hwk, shift):
     """DB6 for the heavy hitters: ``hhMap[keys[i]] = workers[i]`` at source ``j``."""
     mask = hkey.shape[1] - 1
     for i in range(keys.shape[0]):
-        h = _home(keys[i], shift)
+        h = table_home(keys[i], _TSALT, shift)
         while hwk[j, h] >= 0:
             h = (h + 1) & mask
         hkey[j, h] = keys[i]
@@ -279,19 +231,16 @@ def _route_dkg(seq, key, start, sources, n, seed1, a, b, nb, learn, cap, st, sk,
     """Route ``seq[start:]``; stop after a tuple that completes a source's learning and return
     its index (the caller then builds that source's mapping and resumes), or -1 at the end."""
     mask = table.shape[1] - 1
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(start, seq.shape[0]):
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
+        t, j = source_step(seq, i, t, j, sources)
         k = key[i]
         m = st[j, _M]
         st[j, _M] = m + 1
         if m >= learn:  # routing phase
             w = np.int64(-1)
             if st[j, _HH] > 0:
-                h = _home(k, shift)
+                h = table_home(k, _TSALT, shift)
                 while True:
                     ww = hwk[j, h]
                     if ww < 0:
@@ -401,19 +350,17 @@ class DKG(Strategy):
         self._seed1 = hash_seeds(self.seed, 1)[0]
         self._a, self._b = bucket_params(self.seed)
         s = self.sources
-        bits = max(2, int(2 * cap - 1).bit_length())  # table size >= 2 * capacity
-        self._shift = np.int64(64 - bits)
         self._st = np.zeros((s, _NCOL), dtype=np.int64)
         self._sk = np.zeros((s, cap), dtype=np.int64)
         self._sc = np.zeros((s, cap), dtype=np.int64)
         self._se = np.zeros((s, cap), dtype=np.int64)
         self._heap = np.zeros((s, cap), dtype=np.int64)
         self._pos = np.zeros((s, cap), dtype=np.int64)
-        self._table = np.full((s, 1 << bits), -1, dtype=np.int64)
+        self._table, self._shift = new_table(s, cap)
         self._bcount = np.zeros((s, nb), dtype=np.int64)
         self._bmap = np.zeros((s, nb), dtype=np.int64)
-        self._hkey = np.zeros((s, 1 << bits), dtype=np.int64)
-        self._hwk = np.full((s, 1 << bits), -1, dtype=np.int64)
+        self._hkey = np.zeros(self._table.shape, dtype=np.int64)
+        self._hwk = np.full(self._table.shape, -1, dtype=np.int64)
         self._lw = np.zeros((s, n), dtype=np.int64)
 
     def route(self, batch: Batch) -> np.ndarray:

@@ -112,8 +112,9 @@ import numpy as np
 from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import check_number, next_source
-from skewbench.grouping.dchoices import _Routed
+from skewbench.grouping.base import check_number
+from skewbench.grouping.routed import Routed
+from skewbench.kernel.sources import source_start, source_step
 
 __all__ = [
     "Kafka", "Flink", "SparkHash", "SparkSQL", "KEY_FORMATS", "ENGINES", "FLINK_APIS",
@@ -425,12 +426,9 @@ def _offset(n):
 def _route_loop(seq, key, sources, n, engine, fmt, p, load, out):
     buf = np.zeros(_DEC, dtype=np.uint8)
     off = _offset(n)
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(seq.shape[0]):
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
+        t, j = source_step(seq, i, t, j, sources)
         w = _engine_worker(_engine_hash(key[i], engine, fmt, buf), engine, n, p, off)
         load[j, w] += 1
         out[i] = w
@@ -472,20 +470,16 @@ def _route_table(seq, key, table, sources, load, out):
     """Route a batch through the per-key-id worker table of the bound key values; return -1, or
     the index of the first key id outside the table (then the batch's load updates are undone)."""
     size = np.uint64(table.shape[0])
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(seq.shape[0]):
         k = key[i]
         if np.uint64(k) >= size:
-            prev = np.int64(-2)
+            t, j = source_start()
             for q in range(i):
-                j = next_source(seq[q], prev, j, sources)
-                prev = seq[q]
+                t, j = source_step(seq, q, t, j, sources)
                 load[j, out[q]] -= 1
             return np.int64(i)
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
+        t, j = source_step(seq, i, t, j, sources)
         w = table[k]
         load[j, w] += 1
         out[i] = w
@@ -772,7 +766,7 @@ _FORMAT_DOC = ("How the key value is serialised before hashing: 'long' (default)
                "Java long, 'string' as the UTF-8 bytes or Java String of its decimal text.")
 
 
-class _Engine(_Routed):
+class _Engine(Routed):
     """Common part: the key format, bound key values and the one routing kernel."""
 
     relaxation = "whole"

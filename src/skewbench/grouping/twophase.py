@@ -6,7 +6,8 @@ split-distinct aggregation as the selector "all") -- with the parameters of sect
 metrics of section 3 ("aggregation cost", "two-phase load").  "A8" / "A9" are entries of the
 spec's section 6; "LG1-LG4" and "SA1-SA4'" are lines of the pseudocode in section 2.5.  The
 SpaceSaving sketch and its head test are those of ``dchoices.spec.md`` section 2.4, run by the
-kernels of :mod:`skewbench.grouping.dchoices` (one sketch per source, never merged).
+shared kernel pieces of :mod:`skewbench.kernel.spacesaving`, as in D-Choices (one sketch per
+source, never merged).
 
 Model (spec 1.1, 2.0)
 ---------------------
@@ -130,11 +131,13 @@ import numpy as np
 from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping.base import Batch, Strategy, batch_arrays, check_number, hash_seeds, next_source
-from skewbench.grouping.dchoices import (
-    _BFREE, _BTOP, _CNT, _ERR, _KEY, _M, _MINB, _NCOL, _SIZE, _is_head, _ss_offer,
-)
+from skewbench.grouping.base import Batch, Strategy, check_number, hash_seeds
+from skewbench.grouping.routed import route_in_steps
 from skewbench.hashing import mix64
+from skewbench.kernel.sources import source_start, source_step
+from skewbench.kernel.spacesaving import (
+    CNT, ERR, STATE_COLS, head_sizes, is_head, new_sketches, sketch_entries, ss_offer,
+)
 
 __all__ = ["LocalGlobal", "Salt"]
 
@@ -154,12 +157,13 @@ _PLACE = {"hash": 0, "offset": 1}
 _HH, _ALL = 0, 1
 _RANDOM, _RRD, _HASHED = 0, 1, 2
 
-# SALT per-source state: dchoices' sketch columns (_M, _SIZE, _MINB, _BTOP) and, after them:
-_WIN = _NCOL  # the source's current merge window
-_WEND = _NCOL + 1  # first seq after that window (0 before the first tuple)
-_LASTSEQ = _NCOL + 2  # the source's last seq
-_SALTED = _NCOL + 3  # salted tuples
-_SCOLS = _NCOL + 4
+# SALT per-source state: the SpaceSaving sketch's columns and, after them:
+_M = STATE_COLS  # tuples seen (m_j)
+_WIN = STATE_COLS + 1  # the source's current merge window
+_WEND = STATE_COLS + 2  # first seq after that window (0 before the first tuple)
+_LASTSEQ = STATE_COLS + 3  # the source's last seq
+_SALTED = STATE_COLS + 4  # salted tuples
+_SCOLS = STATE_COLS + 5
 
 # SALT global counters
 _MCOUNT = 0  # entries in the merge table (triples and window markers)
@@ -228,12 +232,9 @@ def _route_lg(seq, key, start, sources, seed, n, B, st, load, dl, lk, ls, out):
     the batch, or a tuple whose source's mini-batch table is half full)."""
     mask = lk.shape[1] - 1
     half = lk.shape[1] >> 1
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(start, seq.shape[0]):
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
+        t, j = source_step(seq, i, t, j, sources)
         if st[j, _DCNT] >= half:
             return i
         k = key[i]
@@ -293,21 +294,16 @@ def _route_salt(seq, key, start, sources, n, S, selector, draw, place, wm, theta
                 rk, rv, rshift, g, l2, out):
     """SA1-SA4' and the merge count from ``start``; returns the index of the first tuple not
     routed (the length of the batch, or a tuple for which a table lacks room)."""
-    cap = ent.shape[1]
-    mask = table.shape[1] - 1
     mmask = mk.shape[0] - 1
     mhalf = mk.shape[0] >> 1
     rmask = rk.shape[0] - 1
     rhalf = rk.shape[0] >> 1
     salting = S > 1 and selector != 2
-    prev = np.int64(-2)
-    j = np.int64(0)
+    t, j = source_start()
     for i in range(start, seq.shape[0]):
         if g[_MCOUNT] + 2 > mhalf or (draw == _RRD and g[_RCOUNT] + 1 > rhalf):
             return i
-        t = seq[i]
-        j = next_source(t, prev, j, sources)
-        prev = t
+        t, j = source_step(seq, i, t, j, sources)
         k = key[i]
         hf = mix64(np.uint64(k) ^ seed_f)
         f = _fastrange(hf, n)
@@ -324,8 +320,8 @@ def _route_salt(seq, key, start, sources, n, S, selector, draw, place, wm, theta
                 g[_MWIN] += 1
         hot = False
         if selector == _HH:  # offer to SS_j, then the head test of dchoices.spec.md 2.4
-            slot = _ss_offer(j, k, cap, st, ent, bk, table, shift, mask)
-            hot = _is_head(ent[j, slot, _CNT], ent[j, slot, _ERR], mj, theta, False)
+            slot = ss_offer(j, k, st, ent, bk, table, shift)
+            hot = is_head(ent[j, slot, CNT], ent[j, slot, ERR], mj, theta, False)
         elif selector == _ALL:
             hot = True
         if salting and hot:
@@ -396,20 +392,19 @@ class LocalGlobal(Strategy):
         self._ls = np.zeros((s, 1 << bits), dtype=np.int64)
 
     def route(self, batch: Batch) -> np.ndarray:
-        seq, key = batch_arrays(batch)
-        out = np.empty(seq.size, dtype=np.int64)
-        i = 0
-        while i < seq.size:
-            i = int(_route_lg(seq, key, np.int64(i), np.int64(self.sources), self._seed,
-                              np.int64(self.workers), np.int64(self.params["batch"]), self._st,
-                              self._load, self._dl, self._lk, self._ls, out))
-            if i < seq.size:  # a mini-batch table is half full: double them
-                cap = 2 * self._lk.shape[1]
-                nk = np.zeros((self.sources, cap), dtype=np.int64)
-                ns = np.zeros((self.sources, cap), dtype=np.int64)
-                _rehash_lg(self._st, self._lk, self._ls, nk, ns, self._seed)
-                self._lk, self._ls = nk, ns
-        return out
+        return route_in_steps(batch, self._step, self._grow)
+
+    def _step(self, seq: np.ndarray, key: np.ndarray, i: int, out: np.ndarray) -> int:
+        return _route_lg(seq, key, np.int64(i), np.int64(self.sources), self._seed, np.int64(self.workers),
+                         np.int64(self.params["batch"]), self._st, self._load, self._dl, self._lk, self._ls, out)
+
+    def _grow(self) -> None:
+        """A mini-batch table is half full: double them."""
+        cap = 2 * self._lk.shape[1]
+        nk = np.zeros((self.sources, cap), dtype=np.int64)
+        ns = np.zeros((self.sources, cap), dtype=np.int64)
+        _rehash_lg(self._st, self._lk, self._ls, nk, ns, self._seed)
+        self._lk, self._ls = nk, ns
 
     def local_loads(self) -> np.ndarray:
         """Tuples each source (rows) routed to each worker (a copy)."""
@@ -495,15 +490,7 @@ class Salt(Strategy):
         self._seed_f, self._seed_salt, self._seed_rand = seeds[0], seeds[1], seeds[2]
         cap = max(100, math.ceil(4.0 / p["theta"])) if p["selector"] == "hh" else 1
         self._cap = cap
-        bits = max(2, int(2 * cap - 1).bit_length())
-        self._shift = np.int64(64 - bits)
-        self._st = np.zeros((s, _SCOLS), dtype=np.int64)
-        self._st[:, _MINB] = -1
-        self._st[:, _BTOP] = cap
-        self._ent = np.zeros((s, cap, 6), dtype=np.int64)
-        self._bk = np.zeros((s, cap, 6), dtype=np.int64)
-        self._bk[:, :, _BFREE] = np.arange(cap)[::-1]
-        self._table = np.full((s, 1 << bits), -1, dtype=np.int64)
+        self._st, self._ent, self._bk, self._table, self._shift = new_sketches(s, cap, _SCOLS)
         self._load = np.zeros((s, n), dtype=np.int64)
         self._l2 = np.zeros(n, dtype=np.int64)
         self._g = np.zeros(_GCOLS, dtype=np.int64)
@@ -518,23 +505,17 @@ class Salt(Strategy):
                 np.int64(64 - bits))
 
     def route(self, batch: Batch) -> np.ndarray:
-        seq, key = batch_arrays(batch)
-        out = np.empty(seq.size, dtype=np.int64)
+        return route_in_steps(batch, self._step, self._make_room)
+
+    def _step(self, seq: np.ndarray, key: np.ndarray, i: int, out: np.ndarray) -> int:
         p = self.params
-        i = 0
-        while i < seq.size:
-            mk, mv, msh = self._merge
-            rk, rv, rsh = self._rr
-            i = int(_route_salt(seq, key, np.int64(i), np.int64(self.sources), np.int64(self.workers),
-                                np.int64(p["salts"]), np.int64(_SEL[p["selector"]]),
-                                np.int64(_DRAW[p["draw"]]), np.int64(_PLACE[p["place"]]),
-                                np.int64(p["merge_window"]), p["theta"], self._seed_f,
-                                self._seed_salt, self._seed_rand, self._st, self._load, self._ent,
-                                self._bk, self._table, self._shift, mk, mv, msh, rk, rv, rsh,
-                                self._g, self._l2, out))
-            if i < seq.size:
-                self._make_room()
-        return out
+        mk, mv, msh = self._merge
+        rk, rv, rsh = self._rr
+        return _route_salt(seq, key, np.int64(i), np.int64(self.sources), np.int64(self.workers),
+                           np.int64(p["salts"]), np.int64(_SEL[p["selector"]]), np.int64(_DRAW[p["draw"]]),
+                           np.int64(_PLACE[p["place"]]), np.int64(p["merge_window"]), p["theta"], self._seed_f,
+                           self._seed_salt, self._seed_rand, self._st, self._load, self._ent, self._bk,
+                           self._table, self._shift, mk, mv, msh, rk, rv, rsh, self._g, self._l2, out)
 
     def _frontier_window(self) -> int:
         """Windows below this one can receive no more tuples from any source."""
@@ -572,9 +553,7 @@ class Salt(Strategy):
             raise SkewbenchError(f"{self.name}: source must be in [0, {self.sources}), got {source}")
         if self.params["selector"] != "hh":
             return {}
-        size = int(self._st[source, _SIZE])
-        ent = self._ent[source, :size]
-        return {int(k): (int(c), int(e)) for k, c, e in zip(ent[:, _KEY], ent[:, _CNT], ent[:, _ERR])}
+        return sketch_entries(self._st, self._ent, source)
 
     def merge_table_size(self) -> int:
         """Entries the merge table holds now (triples of open windows and window markers)."""
@@ -588,10 +567,7 @@ class Salt(Strategy):
     def _hot_keys(self) -> float:
         if self.params["selector"] != "hh":
             return 0.0
-        theta, cap = self.params["theta"], self._cap
-        m = self._st[:, _M][:, None]
-        used = np.arange(cap)[None, :] < self._st[:, _SIZE][:, None]
-        head = np.sum(used & (self._ent[:, :, _CNT] >= theta * m) & (m > 0), axis=1)
+        head = head_sizes(self._st, self._ent, self._st[:, _M], self.params["theta"], False)
         return float(head[self._active()].mean())
 
     def _salted_fraction(self) -> float:
