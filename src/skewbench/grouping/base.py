@@ -31,7 +31,7 @@ from skewbench.registry import check_number  # the strategies' parameter checks 
 from skewbench.simulation import WorkerModel
 
 __all__ = ["Batch", "Strategy", "WorkerModel", "batch_arrays", "check_number", "hash_choice", "hash_choice_py",
-           "hash_seeds", "next_source"]
+           "hash_seeds"]
 
 
 @dataclass
@@ -175,16 +175,6 @@ def hash_choice(key, seed_i, n):
     """``F_i(key) = fastrange(mix64(key XOR seed_i), n)``: a worker in ``[0, n)``."""
     h = mix64(np.uint64(key) ^ seed_i)
     return np.int64(((h >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
-
-
-@njit(inline="always", cache=True)
-def next_source(t, prev, j, sources):
-    """Source of stream position ``t`` (``t % sources``), stepping from the previous tuple's
-    source ``j`` without a division when ``t`` follows ``prev`` (the common, whole-stream case)."""
-    if t == prev + 1:
-        j += 1
-        return 0 if j == sources else j
-    return t % sources
 
 
 def batch_arrays(batch: Batch) -> tuple[np.ndarray, np.ndarray]:

@@ -18,8 +18,7 @@ from typing import ClassVar
 import numpy as np
 
 from skewbench.errors import SkewbenchError
-from skewbench.hashing import mix64
-from skewbench.jit import njit
+from skewbench.kernel.pkg import modulo_candidates, route_candidates
 from skewbench.shedding.strategies.base import PartitionStrategy
 
 _MASK32 = (1 << 32) - 1
@@ -58,40 +57,11 @@ def fld_java_str(key: str, workers: int) -> int:
     return _to_int32(31 + h) % workers
 
 
-# PKG's two choices, kept here because families do not import each other
-@njit(cache=True)
-def _pkg_candidates(ukeys, workers, hash_seed):
-    n = ukeys.shape[0]
-    c = np.empty((n, 2), dtype=np.int64)
-    v = np.uint64(workers)
-    s0 = mix64(np.uint64(2) * np.uint64(hash_seed))
-    s1 = mix64(np.uint64(2) * np.uint64(hash_seed) + np.uint64(1))
-    for i in range(n):
-        k = np.uint64(ukeys[i])
-        c[i, 0] = np.int64(mix64(k ^ s0) % v)
-        c[i, 1] = np.int64(mix64(k ^ s1) % v)
-    return c
-
-
-@njit(cache=True)
-def _route_pkg(gid, cand, workers):
-    n = gid.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    routed = np.zeros(workers, dtype=np.int64)
-    for i in range(n):
-        a = cand[gid[i], 0]
-        b = cand[gid[i], 1]
-        w = a if routed[a] <= routed[b] else b
-        routed[w] += 1
-        out[i] = w
-    return out
-
-
 def pkg_route(ukeys: np.ndarray, gid: np.ndarray, workers: int, hash_seed: int) -> tuple[np.ndarray, np.ndarray]:
     """PKG over a stream in arrival order: each tuple's worker and each distinct key's two
     candidates (int64 ``[len(ukeys), 2]``)."""
-    cand = _pkg_candidates(ukeys, workers, int(hash_seed) & _MASK64)
-    return _route_pkg(gid, cand, workers), cand
+    cand = modulo_candidates(ukeys, workers, int(hash_seed) & _MASK64)
+    return route_candidates(gid, cand, workers), cand
 
 
 class FieldsGrouping(PartitionStrategy):
