@@ -13,7 +13,7 @@ A kernel is then compiled in one of two ways, with the same source and the same 
   every kernel in its on-disk cache, which dominated a short CLI replay.
 * **just in time** (numba, ``cache=True``), as before, for any call whose argument types were not
   compiled ahead of time, when the build is missing or out of date (built from other
-  kernel sources, another numba or numpy), or everywhere when ``SKEWBENCHKERNELS=jit``.
+  kernel sources, another numba or numpy), or everywhere when ``SKEWBENCH_KERNELS=jit``.
 
 A call reaches the ahead-of-time code only when every argument's type key (:func:`arg_key`:
 dtype, dimensions, layout, writeability and alignment of arrays; the numba type of scalars)
@@ -37,7 +37,7 @@ import numpy as np
 
 AOT_PREFIX = "_kernels"  # skewbench/_kernels_<module>*.so: the kernels of one source module each
 TABLE_FILE = Path(__file__).with_name("_kernels.json")
-MODE = os.environ.get("SKEWBENCHKERNELS", "auto")  # auto | jit
+MODE = os.environ.get("SKEWBENCH_KERNELS", "auto")  # auto | jit
 
 _LOCK = threading.RLock()
 KERNELS: dict[str, "Kernel"] = {}  # every kernel declared, by key (module.qualname); read-only outside
@@ -129,13 +129,14 @@ def versions() -> dict[str, str]:
 def recording() -> Iterator[dict[str, dict[tuple[str, ...], tuple[Any, ...]]]]:
     """While it lasts, record the numba types of every kernel call made from Python (what
     ``python -m skewbench.aot`` compiles): kernel key -> {argument keys: numba types}.  The
-    ahead-of-time table is not loaded while recording, so every call goes through numba."""
-    global _RECORD
-    _RECORD = {}
+    ahead-of-time table is set aside while recording, so every call goes through numba."""
+    global _RECORD, _AOT
+    saved = _AOT  # a table this process loaded before would answer the calls unrecorded
+    _RECORD, _AOT = {}, {}
     try:
         yield _RECORD
     finally:
-        _RECORD = None
+        _RECORD, _AOT = None, saved
 
 
 def _load_aot() -> dict[str, dict[tuple[str, ...], Callable]]:
@@ -169,7 +170,7 @@ def _load_aot() -> dict[str, dict[tuple[str, ...], Callable]]:
 def aot_status() -> str:
     """One line saying whether the ahead-of-time kernels are in use, and if not why."""
     if MODE == "jit":
-        return "kernels: numba just in time (SKEWBENCHKERNELS=jit)"
+        return "kernels: numba just in time (SKEWBENCH_KERNELS=jit)"
     if not TABLE_FILE.exists():
         return "kernels: numba just in time (no ahead-of-time build; run `python -m skewbench.aot`)"
     if not _load_aot():
