@@ -1,4 +1,4 @@
-"""Known answers from the engines themselves for ``skewbench.grouping.engines``.
+"""Known answers from the engines themselves for ``skewbench.grouping.strategies.engines``.
 
 * Kafka: the ``murmur2`` vectors of Kafka's own ``UtilsTest.testMurmur2``
   (``clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java``; practice.spec.md
@@ -25,7 +25,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from skewbench.grouping import engines
+from skewbench.grouping.strategies import engines
 from skewbench.grouping.base import Batch
 from tests.reference import engines_ref as ref
 

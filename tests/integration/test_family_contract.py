@@ -126,7 +126,7 @@ def test_a_minimal_family_runs_through_the_whole_pipeline(dataset, tmp_path):
 
 SHIFTED = '''
 """Key grouping shifted by a constant: an outside strategy for skewbench's grouping family."""
-from skewbench.grouping.dchoices import KG
+from skewbench.grouping.strategies.dchoices import KG
 
 
 class ShiftedKG(KG):

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skewbench.grouping import engines
+from skewbench.grouping.strategies import engines
 from skewbench.grouping.base import Batch
 from tests.reference import engines_ref as ref
 

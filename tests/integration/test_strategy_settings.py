@@ -164,8 +164,8 @@ def test_shedding_targets_are_the_old_ones(bench):
 
 OUTSIDE = '''
 """Key grouping shifted by a constant, with every per-strategy setting: an outside strategy."""
-from skewbench.grouping.dchoices import KG
-from skewbench.grouping.osg import OSG
+from skewbench.grouping.strategies.dchoices import KG
+from skewbench.grouping.strategies.osg import OSG
 
 
 class SettingsKG(KG):

@@ -18,7 +18,7 @@ from skewbench.advise import floor, rules
 from skewbench.advise.keys import split_lines
 from skewbench.advise.rows import hottest_on, load_fields, worker_loads
 from skewbench.errors import SkewbenchError
-from skewbench.grouping import engines
+from skewbench.grouping.strategies import engines
 from skewbench.solver import lpt
 from tests.reference import advise_ref as ref
 from tests.property.reach import Reach

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from skewbench import registry
 from skewbench.errors import SkewbenchError
-from skewbench.grouping import cardinality
+from skewbench.grouping.strategies import cardinality
 from skewbench.grouping.base import Batch, hash_choice_py, hash_seeds
 from tests.reference import cardinality_ref as ref
 

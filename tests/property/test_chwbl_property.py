@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import Batch
-from skewbench.grouping import chwbl
-from skewbench.grouping.chwbl import CHWBL
+from skewbench.grouping.strategies import chwbl
+from skewbench.grouping.strategies.chwbl import CHWBL
 from tests.reference import chwbl_ref as ref
 
 N_IDS = 40

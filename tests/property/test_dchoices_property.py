@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skewbench.grouping import dchoices
+from skewbench.grouping.strategies import dchoices
 from skewbench.grouping.base import Batch, hash_choice_py, hash_seeds
 from skewbench import registry as _registry
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from skewbench import registry
 from skewbench.errors import SkewbenchError
-from skewbench.grouping import dkg
+from skewbench.grouping.strategies import dkg
 from skewbench.grouping.base import Batch, hash_choice_py, hash_seeds
 from tests.reference import dkg_ref as ref
 

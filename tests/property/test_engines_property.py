@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from skewbench import registry
 from skewbench.errors import SkewbenchError
-from skewbench.grouping import engines
+from skewbench.grouping.strategies import engines
 from skewbench.grouping.base import Batch
 from tests.reference import engines_ref as ref
 

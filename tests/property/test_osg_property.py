@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skewbench.grouping import osg
+from skewbench.grouping.strategies import osg
 from skewbench.grouping.base import Batch, WorkerModel
 from tests.reference import osg_ref as ref
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from skewbench import registry
 from skewbench.errors import SkewbenchError
-from skewbench.grouping import twophase
+from skewbench.grouping.strategies import twophase
 from skewbench.grouping.base import Batch, hash_choice_py, hash_seeds
 from tests.reference import twophase_ref as ref
 from tests.property.reach import Reach

@@ -3,7 +3,7 @@
 One tuple at a time with lists of sets and counters, following the spec's lines CA1-CA10
 literally: source ``t mod s``, candidates ``c1 = F_1(k)``, ``c2 = F_2(k)``, ties to ``c2``, and
 per-source tumbling windows of ``window`` tuples after whose last tuple ``cnt`` and ``K`` are
-reset.  It shares nothing with ``skewbench.grouping.cardinality``; only the hash family
+reset.  It shares nothing with ``skewbench.grouping.strategies.cardinality``; only the hash family
 (``hash_seeds``, ``hash_choice_py``) comes from ``skewbench.grouping.base``.
 
 :func:`pkg_c2` is the limiting case of spec 7 item 23: PKG over the same candidates on the

@@ -8,7 +8,7 @@ from ``succ(k)`` keeping first occurrences, and C1-C6 pick the first worker whos
 accountings: (P) cumulative per-source counts; (Wn) a list of the last ``W - 1`` decisions of the
 source (the oldest leaves after a decision, as the implementation's docstring explains); (K) a dict ``key -> worker`` per source with key counts, and, when ``W > 0``, the set of
 keys seen in the current tumbling window of ``W`` tuples of the source (at every window boundary
-the keys not in that set are removed).  It shares nothing with ``skewbench.grouping.chwbl``; only
+the keys not in that set are removed).  It shares nothing with ``skewbench.grouping.strategies.chwbl``; only
 ``hash_seeds`` (the seeds) and ``mix64_py`` (the mixer) come from the library.
 """
 

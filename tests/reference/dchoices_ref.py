@@ -3,7 +3,7 @@
 One message at a time with dicts and lists, following the spec's pseudocode literally: the driver
 D1-D4 (source ``t mod s``), K1-K3, S1-S3, P1-P3, SpaceSaving SS1-SS9, the generic head-aware
 router A1-A15 and FindOptimalChoices F1-F14.  It shares nothing with
-``skewbench.grouping.dchoices`` nor anything else of ``skewbench``: the hash family F_1..F_n is
+``skewbench.grouping.strategies.dchoices`` nor anything else of ``skewbench``: the hash family F_1..F_n is
 written out here from its definition (:func:`mix64`, :func:`hash_seeds`, :func:`hash_choice`),
 and tests/unit/test_hashing.py pins both this and the implementation's to the same known answers.
 

@@ -2,7 +2,7 @@
 
 One tuple at a time with dicts and lists, following the spec's lines literally: per source a
 learning phase (DL1-DL3) over its first ``L`` tuples, the build (DB1-DB6) after the ``L``-th,
-then routing by ``hhMap`` / ``bucketMap``.  It shares nothing with ``skewbench.grouping.dkg``;
+then routing by ``hhMap`` / ``bucketMap``.  It shares nothing with ``skewbench.grouping.strategies.dkg``;
 only ``hash_seeds`` / ``hash_choice_py`` (``F_1``) and ``mix64_py`` (the seeded draw of
 ``(a, b)``, as documented in the implementation's docstring) come from the library.
 

@@ -5,7 +5,7 @@ spec: Flink 2.3's ``Row.hashCode``, written out here field by field as ``RowUtil
 One tuple at a time with Python ints, every 32-bit result masked by hand (``& 0xFFFFFFFF``) and
 read as two's complement where Java would; Java's truncated remainder ``tmod`` is written out.
 The serialisations are built as real ``bytes``/``str``: ``BE8`` with ``int.to_bytes`` (big-endian,
-signed), ``DEC`` with ``str(k)``.  It shares nothing with ``skewbench.grouping.engines``.
+signed), ``DEC`` with ``str(k)``.  It shares nothing with ``skewbench.grouping.strategies.engines``.
 """
 
 from __future__ import annotations

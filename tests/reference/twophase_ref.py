@@ -2,7 +2,7 @@
 
 One tuple at a time with sets, dicts and lists, following the pseudocode LG1-LG4 and SA1-SA4'
 literally, with the merge of spec 2.5 as a set of ``(window, key, salt)`` triples.  It shares
-nothing with ``skewbench.grouping.twophase``: the hash family (``hash_seeds``,
+nothing with ``skewbench.grouping.strategies.twophase``: the hash family (``hash_seeds``,
 ``hash_choice_py``) comes from ``skewbench.grouping.base``, ``mix64_py`` from
 ``skewbench.hashing``, and the SpaceSaving sketch (SS1-SS9, oldest minimum evicted) from the
 D-Choices reference, ``tests.reference.dchoices_ref``.

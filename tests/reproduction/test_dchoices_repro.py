@@ -45,7 +45,7 @@ from skewbench.datasets.contract import open_dataset
 from skewbench.datasets.generators import Plan, StreamSpec, generate, zipf_pmf
 from skewbench import registry
 from skewbench.grouping.base import Batch, hash_choice_py, hash_seeds
-from skewbench.grouping.dchoices import head_probabilities, oracle_d
+from skewbench.grouping.strategies.dchoices import head_probabilities, oracle_d
 from skewbench.grouping.engine import ReplayConfig, grid, replay
 
 pytestmark = pytest.mark.reproduction

@@ -30,7 +30,7 @@ import pytest
 from skewbench import registry
 from skewbench.allocation.model import evaluate
 from skewbench.datasets.generators import Plan, StreamSpec
-from skewbench.grouping import engines
+from skewbench.grouping.strategies import engines
 from skewbench.grouping.base import Batch
 from tests.reproduction.common import e5_reference, record, rounds_to
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping import dchoices
+from skewbench.grouping.strategies import dchoices
 from skewbench.grouping.base import Batch
 from skewbench import registry as _registry
 

@@ -34,7 +34,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skewbench.grouping.base import Batch, hash_choice, hash_choice_py, hash_seeds
-from skewbench.grouping.dchoices import KG
+from skewbench.grouping.strategies.dchoices import KG
 from skewbench.hashing import mix64, mix64_py
 from tests.reference import dchoices_ref as ref
 

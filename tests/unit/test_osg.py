@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from skewbench.errors import SkewbenchError
-from skewbench.grouping import osg
+from skewbench.grouping.strategies import osg
 from skewbench.grouping.base import Batch, WorkerModel
 from skewbench import registry as _registry
 

@@ -1,10 +1,10 @@
 """The engines' default partitioners on the user's keys, as the engines compute them.
 
 Every key is hashed once per engine by the engine strategies' own kernels
-(:func:`skewbench.grouping.engines.engine_hashes` for integer keys, as the strategies hash bound
-key values; :func:`~skewbench.grouping.engines.engine_text_hashes` for text keys, a Java
+(:func:`skewbench.grouping.strategies.engines.engine_hashes` for integer keys, as the strategies hash bound
+key values; :func:`~skewbench.grouping.strategies.engines.engine_text_hashes` for text keys, a Java
 ``String``), and the hashes go to workers at each parallelism ``p`` through
-:func:`~skewbench.grouping.engines.engine_workers`, the strategies' own last step:
+:func:`~skewbench.grouping.strategies.engines.engine_workers`, the strategies' own last step:
 
 ``kafka``       Kafka's default partitioner with ``p`` partitions (one per consumer);
 ``flink``       ``keyBy`` at parallelism ``p``: with Flink's default max parallelism for ``p``,
@@ -27,7 +27,7 @@ import numpy as np
 from skewbench.advise.keys import Keys
 from skewbench.advise.rows import hottest_fields, load_fields, worker_loads
 from skewbench.errors import SkewbenchError
-from skewbench.grouping import engines
+from skewbench.grouping.strategies import engines
 
 ENGINES = ("kafka", "flink", "spark-hash", "spark-sql")
 KEY_FORMATS = ("auto", "long", "string")

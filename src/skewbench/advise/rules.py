@@ -5,7 +5,7 @@ Flink (``KeyGroupRangeAssignment``; practice.spec.md 2.2): a key goes to key gro
 the ``p`` subtasks owns ``floor(P/p)`` or ``ceil(P/p)`` key groups and, before any skew, the
 busiest carries ``ceil(P/p) / (P/p)`` times the mean (:func:`rounding`; FLINK-21695).  ``P``,
 the max parallelism, defaults to ``min(max(roundUpPow2(p + p div 2), 128), 32768)``
-(:func:`skewbench.grouping.engines.flink_default_max_parallelism`).  The rounding is gone when
+(:func:`skewbench.grouping.strategies.engines.flink_default_max_parallelism`).  The rounding is gone when
 ``p`` divides ``P``:
 
 * :func:`suggested_max_parallelism`: the least multiple of ``p`` that is at least the current
@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from skewbench.grouping import engines
+from skewbench.grouping.strategies import engines
 from skewbench.grouping.params import MAX_WORKERS
 
 FLINK_MAX = engines.FLINK_MAX_MAX_PARALLELISM

@@ -5,16 +5,23 @@ The grouping family (dchoices.spec.md, osg.spec.md, practice.spec.md).  Its modu
 
 ``base``          the strategy interface (:class:`~skewbench.grouping.base.Strategy`), batches,
                   the seeded hash family
-``routed``        the common part of strategies routing with one kernel call per batch and one
-                  local load vector per source
-``dchoices``      KG, SG, PKG, D-Choices, W-Choices, RR, fixed-d
-``osg``           OSG and Full Knowledge (their kernels and the kernels' state layout in
-                  ``osg_kernel``)
-``engines``       the engines' default partitioners: Kafka, Flink (key groups), Spark (RDD and SQL)
-``chwbl``         consistent hashing with bounded loads
-``twophase``      Flink SQL's local-global aggregation, hot-key salting with a merge step
-``dkg``           Distribution-aware Key Grouping
-``cardinality``   CM, AM, cAM: cardinality-aware partitioning
+``strategies/``   the strategies, one module per strategy or small group of related ones:
+
+                  ``routed``       the common part of strategies routing with one kernel call
+                                   per batch and one local load vector per source
+                  ``dchoices``     KG, SG, PKG, D-Choices, W-Choices, RR, fixed-d
+                  ``osg``          OSG and Full Knowledge (their kernels and the kernels' state
+                                   layout in ``osg_kernel``)
+                  ``engines``      the engines' default partitioners: Kafka, Flink (key groups),
+                                   Spark (RDD and SQL)
+                  ``chwbl``        consistent hashing with bounded loads
+                  ``twophase``     Flink SQL's local-global aggregation, hot-key salting with a
+                                   merge step
+                  ``dkg``          Distribution-aware Key Grouping
+                  ``cardinality``  CM, AM, cAM: cardinality-aware partitioning
+
+The family's machinery, beside them:
+
 ``optimum``       the offline best balance each strategy's constraint allows
 ``engine``        the replay engine: replay tasks (one read per task), the metrics
 ``schema``        the results tables and their METRICS
@@ -31,26 +38,26 @@ This module is the family's strategy table and is read at DAG parse time: it imp
 
 #: name -> "module:Class" (the only list of the family's strategies)
 STRATEGIES = {
-    "kg": "skewbench.grouping.dchoices:KG",
-    "sg": "skewbench.grouping.dchoices:SG",
-    "pkg": "skewbench.grouping.dchoices:PKG",
-    "dc": "skewbench.grouping.dchoices:DC",
-    "wc": "skewbench.grouping.dchoices:WC",
-    "rr": "skewbench.grouping.dchoices:RR",
-    "fixed-d": "skewbench.grouping.dchoices:FixedD",
-    "osg": "skewbench.grouping.osg:OSG",
-    "fk": "skewbench.grouping.osg:FK",
-    "kafka": "skewbench.grouping.engines:Kafka",
-    "flink": "skewbench.grouping.engines:Flink",
-    "spark-hash": "skewbench.grouping.engines:SparkHash",
-    "spark-sql": "skewbench.grouping.engines:SparkSQL",
-    "chwbl": "skewbench.grouping.chwbl:CHWBL",
-    "local-global": "skewbench.grouping.twophase:LocalGlobal",
-    "salt": "skewbench.grouping.twophase:Salt",
-    "dkg": "skewbench.grouping.dkg:DKG",
-    "cm": "skewbench.grouping.cardinality:CM",
-    "am": "skewbench.grouping.cardinality:AM",
-    "cam": "skewbench.grouping.cardinality:CAM",
+    "kg": "skewbench.grouping.strategies.dchoices:KG",
+    "sg": "skewbench.grouping.strategies.dchoices:SG",
+    "pkg": "skewbench.grouping.strategies.dchoices:PKG",
+    "dc": "skewbench.grouping.strategies.dchoices:DC",
+    "wc": "skewbench.grouping.strategies.dchoices:WC",
+    "rr": "skewbench.grouping.strategies.dchoices:RR",
+    "fixed-d": "skewbench.grouping.strategies.dchoices:FixedD",
+    "osg": "skewbench.grouping.strategies.osg:OSG",
+    "fk": "skewbench.grouping.strategies.osg:FK",
+    "kafka": "skewbench.grouping.strategies.engines:Kafka",
+    "flink": "skewbench.grouping.strategies.engines:Flink",
+    "spark-hash": "skewbench.grouping.strategies.engines:SparkHash",
+    "spark-sql": "skewbench.grouping.strategies.engines:SparkSQL",
+    "chwbl": "skewbench.grouping.strategies.chwbl:CHWBL",
+    "local-global": "skewbench.grouping.strategies.twophase:LocalGlobal",
+    "salt": "skewbench.grouping.strategies.twophase:Salt",
+    "dkg": "skewbench.grouping.strategies.dkg:DKG",
+    "cm": "skewbench.grouping.strategies.cardinality:CM",
+    "am": "skewbench.grouping.strategies.cardinality:AM",
+    "cam": "skewbench.grouping.strategies.cardinality:CAM",
 }
 
 #: what a replay (and the nightly run) runs when no strategies are named: the papers' strategies

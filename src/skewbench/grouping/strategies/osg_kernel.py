@@ -2,7 +2,7 @@
 scheduler and instances over a batch, Full Knowledge's ideal greedy scheduler, and their pieces
 (the Count-Min columns and estimates, the heap of pending control messages, the scheduler's S1
 and S2), with the layout of the state arrays they read and write (the index constants) and the
-:class:`OSGState` record holding them.  :mod:`skewbench.grouping.osg` describes the model and
+:class:`OSGState` record holding them.  :mod:`skewbench.grouping.strategies.osg` describes the model and
 holds the strategies."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ L_OP, L_EXEC, L_SEQ = 0, 1, 2
 
 
 class OSGState(NamedTuple):
-    """Everything :func:`~skewbench.grouping.osg_kernel.osg_kernel` reads and writes besides the batch: one record per
+    """Everything :func:`~skewbench.grouping.strategies.osg_kernel.osg_kernel` reads and writes besides the batch: one record per
     :class:`OSG` object, passed to the kernel as a single argument (numba takes a named tuple of
     arrays and resolves ``st.field`` at compile time).  ``k`` instances, ``r`` rows and ``c``
     columns of Count-Min; ``P`` worker speed periods.  The kernel mutates the arrays in place;

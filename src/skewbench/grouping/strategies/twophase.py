@@ -132,7 +132,7 @@ from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import Batch, Strategy, check_number, hash_seeds
-from skewbench.grouping.routed import route_in_steps
+from skewbench.grouping.strategies.routed import route_in_steps
 from skewbench.hashing import mix64
 from skewbench.kernel.sources import source_start, source_step
 from skewbench.kernel.spacesaving import (

@@ -225,7 +225,7 @@ import numpy as np
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import Batch, Strategy, WorkerModel, check_number
-from skewbench.grouping.osg_kernel import (
+from skewbench.grouping.strategies.osg_kernel import (
     FI_CACT, FI_CHAT, FI_FREE, FI_MEAN, F_SCALE, II_CNT, II_EXEC, II_HAVE, II_PHASE, I_WL, L_EXEC, L_OP,
     L_SEQ, MODE_NAMES, OSGState, PRIME, ROUND_ROBIN, RUN, SEND_ALL, SI_LEN, SK_F, SK_S, SK_SF, SK_SW, SK_W,
     S_EABAN, S_EDONE, S_EPOCH, S_ESTART, S_HN, S_LOGN, S_MODE, S_NEED, S_PFN, S_REPL, S_RR, S_RUNIDX,

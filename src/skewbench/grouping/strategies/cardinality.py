@@ -26,7 +26,7 @@ separately gives the same assignments.
 
 Candidates (spec 2.7 [R], A15): ``c1 = F_1(k)``, ``c2 = F_2(k)`` with ``F_i(k) =
 hash_choice(k, seeds[i-1], n)`` and ``seeds = hash_seeds(seed, 2)`` -- the same two choices as
-``pkg`` (:mod:`skewbench.grouping.dchoices`), identical at every source, drawn with replacement
+``pkg`` (:mod:`skewbench.grouping.strategies.dchoices`), identical at every source, drawn with replacement
 (``c1 == c2`` happens; then the choice is that worker).  Every tuple goes to ``c1`` or ``c2``,
 so a key reaches at most two workers overall and the engine's offline optimum "split over the
 two hash choices" (``relaxation = "two"``) contains the routing.
@@ -122,7 +122,7 @@ from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import (
     Batch, Strategy, check_number, hash_choice, hash_choice_py, hash_seeds,
 )
-from skewbench.grouping.routed import route_in_steps
+from skewbench.grouping.strategies.routed import route_in_steps
 from skewbench.hashing import mix64
 from skewbench.kernel.sources import source_start, source_step
 

@@ -1,7 +1,7 @@
 """Batch plumbing the strategies share: :class:`Routed`, the common part of the strategies
 that route with one compiled kernel call per batch and keep one local load vector per source
-(KG, SG, PKG and the head-aware strategies of :mod:`~skewbench.grouping.dchoices`, the engines'
-partitioners of :mod:`~skewbench.grouping.engines`), and :func:`route_in_steps`, for kernels
+(KG, SG, PKG and the head-aware strategies of :mod:`~skewbench.grouping.strategies.dchoices`, the engines'
+partitioners of :mod:`~skewbench.grouping.strategies.engines`), and :func:`route_in_steps`, for kernels
 that stop when a table of theirs must grow first."""
 
 from __future__ import annotations

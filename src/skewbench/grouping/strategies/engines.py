@@ -113,7 +113,7 @@ from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import check_number
-from skewbench.grouping.routed import Routed
+from skewbench.grouping.strategies.routed import Routed
 from skewbench.kernel.sources import source_start, source_step
 
 __all__ = [

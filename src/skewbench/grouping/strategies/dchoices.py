@@ -173,7 +173,7 @@ from skewbench.jit import njit
 
 from skewbench.errors import SkewbenchError
 from skewbench.grouping.base import check_number, hash_choice, hash_seeds
-from skewbench.grouping.routed import Routed
+from skewbench.grouping.strategies.routed import Routed
 from skewbench.hashing import mix64
 from skewbench.kernel.least import least
 from skewbench.kernel.pkg import two_choices
