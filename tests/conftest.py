@@ -101,6 +101,8 @@ FILE_SECONDS = {
     # measured 2026-11-28 with SKEWBENCH_SLOW=1 (make test: its two fast tests, about 6 s)
     "tests/integration/test_live_dag.py": 115, "tests/integration/test_live_tracking.py": 5,
     "tests/unit/test_live_steps.py": 2,
+    # measured 2026-11-28 (make test, two workers): a nightly through dag.test and a conformance run
+    "tests/integration/test_toy_strategies.py": 90,
 }
 
 
