@@ -375,7 +375,6 @@ def _simulate(keys, arrivals, durations, pre_drop, check, est, est_step, online,
     size = 0
     one_plus = 1.0 + infl
     has_drop = pre_drop.shape[0] > 0
-    e_all = est[0]  # a static estimate that is one number for every tuple (est_step == 0)
     if online:
         cols = np.empty((m, r), dtype=np.int64)  # each tuple hashed once, for EST and for the operator
         inv_c = 1.0 / c
@@ -443,7 +442,7 @@ def _simulate(keys, arrivals, durations, pre_drop, check, est, est_step, online,
                     if online:
                         e = _est_cols(Fl, Wl, cols, i)
                     else:
-                        e = est[i] if est_step else e_all
+                        e = est[i * est_step]  # est_step 0: one estimate for every tuple
                     Chat = base + one_plus * e
                     if mode == _SEND:
                         piggy = True
