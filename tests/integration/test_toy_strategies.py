@@ -3,9 +3,9 @@ nothing else (tests/plugins/strategies: ``toygroup.py``, ``toyshed.py``, ``toypl
 three rows of ``toystrategies-0.1.dist-info/entry_points.txt``; docs/extending.md's checklist).
 
 In a process that finds that folder (PYTHONPATH), the toys pass the conformance driver
-(tests/integration/test_conformance.py, unchanged), run in the nightly's grid with the built-ins
-through the real DAG (``dag.test()``, Spark, Great Expectations, MLflow) and appear in the
-night's overview.  This process never sees them (the registry stays the built-ins')."""
+(tests/integration/test_conformance.py, unchanged), and the toy shedder and placement run in the
+nightly's grid with the built-ins through the real DAG (``dag.test()``, Spark, Great
+Expectations, MLflow) and appear in the night's overview.  This process never sees them (the registry stays the built-ins')."""
 
 from __future__ import annotations
 
@@ -74,18 +74,22 @@ def test_the_toys_pass_the_conformance_driver(tmp_path):
 def test_the_toys_run_in_the_nightly_grid_and_appear_in_the_overview(tmp_path):
     env = _with_plugins(af.make_env(tmp_path / "airflow"))
     af.migrate(env)
-    conf = {"datasets": ["tiny-zipf", "tiny-jobs"], "grouping_workers": [3], "grouping_sources": [2], "seeds": 1,
-            **{f"{family}_strategies": [builtin, toy] for family, (toy, builtin) in TOYS.items()}}
+    # the shedder and the placement (the toy grouping strategy's nightly path is the ShiftedKG
+    # wheel's, test_family_contract.py): two families of the nightly, beside a built-in each
+    night = {f: TOYS[f] for f in ("shedding", "allocation")}
+    conf = {"datasets": ["tiny-zipf", "tiny-jobs"], "families": list(night), "seeds": 1,
+            **{f"{family}_strategies": [builtin, toy] for family, (toy, builtin) in night.items()}}
     result, log = af.run_dag(env, "skewbench_nightly", conf)
     assert isinstance(result, dict) and result["state"] == "success", log[-8000:]
     import pyarrow.parquet as pq
 
     runs = Path(env["SKEWBENCH_STATE"]) / "runs"
-    for family, (toy, builtin) in TOYS.items():
+    assert {s.parent.name for s in runs.rglob("summary.parquet")} == set(night)
+    for family, (toy, builtin) in night.items():
         tables = [pq.read_table(s).to_pylist() for s in runs.rglob("summary.parquet") if family in s.parts]
         names = {row["strategy"] for t in tables for row in t}
         assert names == {toy, builtin}, (family, names)
     (overview,) = runs.rglob("overview.html")
     html = overview.read_text()
-    for family, (toy, _) in TOYS.items():
+    for family, (toy, _) in night.items():
         assert toy in html, (family, toy)
