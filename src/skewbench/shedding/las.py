@@ -442,7 +442,10 @@ def _simulate(keys, arrivals, durations, pre_drop, check, est, est_step, online,
                     if online:
                         e = _est_cols(Fl, Wl, cols, i)
                     else:
-                        e = est[i * est_step]  # est_step 0: one estimate for every tuple
+                        if est_step == 2:  # the estimates are the tuples' own durations (Full Knowledge)
+                            e = durations[i]
+                        else:
+                            e = est[i * est_step]  # est_step 0: one estimate for every tuple
                     Chat = base + one_plus * e
                     if mode == _SEND:
                         piggy = True
@@ -586,7 +589,7 @@ def _check_plan(plan: Any, durations: np.ndarray) -> tuple[np.ndarray, np.ndarra
                              f"{est.shape}")
     if m and est is not durations and not (est.min() >= 0 and est.max() < math.inf):  # nan fails the first
         raise SkewbenchError("las: the plan's estimates must be finite and >= 0")
-    return drop, est, 0 if one else 1
+    return drop, est, 0 if one else (2 if est is durations else 1)
 
 
 def _warm_sample(warm_keys, warm_durations) -> tuple[np.ndarray, np.ndarray] | None:
