@@ -569,7 +569,7 @@ def _hashes(cfg: LASConfig, seed: int, hash_a, hash_b, columns) -> tuple[np.ndar
 
 def _check_plan(plan: Any, durations: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """The plan's drop and estimate arrays as the kernel takes them (an empty ``drop``: none;
-    the estimates' step, 0 when one number serves every tuple)."""
+    the estimates' step: 0 when one number serves every tuple, 2 when they are the durations)."""
     m = len(durations)
     if not isinstance(plan, OperatorPlan):
         raise SkewbenchError(f"las: a shedder's plan must be an OperatorPlan, got {type(plan).__name__}")
