@@ -30,7 +30,7 @@ from skewbench.grouping.schema import COORDINATES
 from skewbench.present.plotting import (DPI, FIGSIZE, TableLike, figure, fmt_number, frame, log_y, readable_log_x,
                                         save, with_labels)
 from skewbench.results import slug
-from skewbench.present.plotting import colors as _colors
+from skewbench.present import plotting
 from matplotlib.ticker import NullFormatter, NullLocator
 
 #: zero imbalance is drawn at this value on log axes
@@ -132,7 +132,7 @@ def plot_imbalance_vs_workers(summary: TableLike, series: TableLike | None, out_
     min-max band over seeds); one figure per dataset and sources."""
     paths = []
     for ds, s, rows in _panels(frame(summary)):
-        colors = _colors(rows["label"])
+        colors = plotting.colors(rows["label"])
         fig = figure(dpi=dpi)
         ax = fig.add_subplot()
         workers = sorted(set(int(w) for w in rows["workers"]))
@@ -183,7 +183,7 @@ def plot_imbalance_over_time(summary: TableLike, series: TableLike, out_dir: str
         data = _series_with_labels(rows, ser)
         if data.empty:
             continue
-        colors = _colors(rows["label"])
+        colors = plotting.colors(rows["label"])
         fig = figure(dpi=dpi)
         ax = fig.add_subplot()
         for label, g in data.groupby("label", sort=False):
@@ -218,7 +218,7 @@ def plot_latency_cdf(summary: TableLike, series: TableLike | None, out_dir: str 
         rows = rows[rows["workers"] == n]
         if rows.empty or rows["latency_cdf"].isna().all():
             continue
-        colors = _colors(rows["label"])
+        colors = plotting.colors(rows["label"])
         fig = figure(dpi=dpi)
         ax = fig.add_subplot()
         for label, g in rows.groupby("label", sort=False):

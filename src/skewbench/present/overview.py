@@ -375,11 +375,11 @@ def _anchor(*parts: str) -> str:
 def _picks(results_dirs: Sequence[str | os.PathLike]) -> tuple[list[Any], str]:
     """The night's picks (:func:`skewbench.present.picks.night_picks`) and a note when there are none."""
     try:
-        from skewbench.present import picks as _p
+        from skewbench.present.picks import night_picks
     except ImportError:
         return [], "no picks: skewbench.present.picks is not installed"
     try:
-        return list(_p.night_picks(list(results_dirs))), ""
+        return list(night_picks(list(results_dirs))), ""
     except SkewbenchError as e:
         return [], f"no picks: {e}"
 
