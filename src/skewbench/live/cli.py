@@ -57,32 +57,74 @@ def _dataset_path(dataset: str) -> str:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    """The console table: per engine and strategy, measured against predicted."""
+    """The console table: per engine and strategy, the medians over the repetitions (their range)
+    measured against predicted."""
     def f(v: Any, fmt: str) -> str:
         return format("-", f">{fmt.split('.')[0]}") if v is None else format(v, fmt)
 
-    head = (f"{'engine':6s} {'strategy':18s} {'thr meas':>9s} {'thr pred':>9s} {'ratio':>6s} {'p99 meas':>9s} "
-            f"{'p99 pred':>9s} {'dropped':>7s}  records per worker")
+    def rng(r: dict[str, Any], col: str, fmt: str) -> str:
+        lo, hi = r.get(f"{col}_min"), r.get(f"{col}_max")
+        return "" if lo is None or hi is None or r.get("repeat", 1) < 2 else f" ({format(lo, fmt)}-{format(hi, fmt)})"
+
+    head = (f"{'engine':6s} {'strategy':16s} {'throughput measured':>27s} {'pred':>7s} {'ratio':>6s} "
+            f"{'p99 ms measured':>25s} {'pred':>7s} {'ratio':>6s} {'src bp ms':>9s} {'pred':>8s} {'merge':>7s}  "
+            f"records per worker")
     lines = [head]
     for r in rows:
         name = r["strategy"] + (" (native)" if r["routing"] == "native" else "")
-        lines.append(f"{r['engine']:6s} {name:18s} {f(r['throughput_measured'], '9.1f')} {f(r['throughput_predicted'], '9.1f')} "
-                     f"{f(r['throughput_ratio'], '6.3f')} {f(r['latency_p99_measured_ms'], '9.1f')} "
-                     f"{f(r['latency_p99_predicted_ms'], '9.1f')} {r['dropped']:7d}  {r['subtask_records']}")
+        thr = f(r.get("throughput_measured"), ".0f") + rng(r, "throughput_measured", ".0f")
+        p99 = f(r.get("latency_p99_measured_ms"), ".0f") + rng(r, "latency_p99_measured_ms", ".0f")
+        lines.append(f"{r['engine']:6s} {name:16s} {thr:>27s} {f(r.get('throughput_predicted'), '7.0f')} "
+                     f"{f(r.get('throughput_ratio'), '6.3f')} {p99:>25s} {f(r.get('latency_p99_predicted_ms'), '7.0f')} "
+                     f"{f(r.get('latency_p99_ratio'), '6.3f')} {f(r.get('source_backpressured_ms'), '9.0f')} "
+                     f"{f(r.get('source_backpressured_predicted_ms'), '8.0f')} {f(r.get('merge_records'), '7.0f')}  "
+                     f"{r['subtask_records']}")
     return "\n".join(lines)
+
+
+def _options(items: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise SkewbenchError(f"--flink-option is KEY=VALUE (a Flink configuration option), got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
 
 
 @click.command("live")
 @click.argument("dataset")
 @click.option("--workers", type=int, default=8, show_default=True, help=f"Parallelism (1-{lc.MAX_WORKERS}).")
-@click.option("--tuples", type=int, default=4000, show_default=True,
-              help=f"The stream's first tuples to execute (at most {lc.MAX_TUPLES:,}).")
-@click.option("--rate", type=float, default=0.0, show_default=True,
-              help="Tuples per second, each stamped when due (latency); 0: as fast as the engine takes them.")
+@click.option("--load", type=float, default=lc.DEFAULT_LOAD, show_default=True,
+              help="Offered rate, in percent of the workers' capacity (workers x 1000 / mean cost), unless --rate.")
+@click.option("--rate", type=float, default=None, help="Tuples per second, each stamped when due (overrides --load).")
+@click.option("--duration", "duration_s", type=float, default=30.0, show_default=True,
+              help="Seconds of stream per Flink phase (at the rate: the stream's prefix).")
+@click.option("--tuples", type=int, default=None, help=f"The stream's first tuples instead of --duration (at most "
+              f"{lc.MAX_TUPLES:,}).")
+@click.option("--warmup", type=float, default=0.2, show_default=True,
+              help="The share of a phase's stream left out of its measurement (the drain is left out too).")
+@click.option("--repeat", type=int, default=3, show_default=True,
+              help="Runs of every phase (the strategies' order rotated); medians with their minimum and maximum.")
 @click.option("--cost", "cost", default="1", show_default=True,
               help="Work per tuple in ms, or 'dataset' (its cost column).")
 @click.option("--work", type=click.Choice(lc.WORK), default="sleep", show_default=True,
               help="sleep: a worker with a core of its own; cpu: busy (a core per worker).")
+@click.option("--job", type=click.Choice(lc.JOBS), default="agg", show_default=True,
+              help="agg: a keyed windowed aggregation in Flink state, with the merge stage split keys need; "
+                   "map: the stateless worker.")
+@click.option("--window", "window_ms", type=float, default=1000.0, show_default=True,
+              help="The aggregation's tumbling window, ms of event time (the due time).")
+@click.option("--watermark-interval", "watermark_ms", type=int, default=20, show_default=True,
+              help="The sources' periodic watermark interval (ms).")
+@click.option("--merge-parallelism", type=int, default=0, show_default=True,
+              help="The merge stage's parallelism (0: the workers').")
+@click.option("--merge-cost", "merge_cost_ms", type=float, default=0.0, show_default=True,
+              help="Work per partial aggregate in the merge stage (ms), besides the merge itself.")
+@click.option("--state-backend", type=click.Choice(lc.STATE_BACKENDS), default="hashmap", show_default=True,
+              help="Flink's keyed state: on the heap, or RocksDB (the Flink environment's own jars).")
+@click.option("--checkpoint-interval", "checkpoint_s", type=float, default=0.0, show_default=True,
+              help="Seconds between checkpoints (0: none; --kill-taskmanager uses 10).")
 @click.option("--engines", default=",".join(lc.ENGINES), show_default=True, help="flink, spark or both.")
 @click.option("--strategies", "grouping", default=None,
               help=f"Grouping strategies (default {','.join(lc.DEFAULT_GROUPING)}; 'none' for none).")
@@ -90,33 +132,56 @@ def table(rows: list[dict[str, Any]]) -> str:
               help=f"Operator shedders in front of worker 0 (e.g. {','.join(lc.DEFAULT_SHEDDING)}).")
 @click.option("--provisioning", type=float, default=75.0, show_default=True, help="Shedders: percent of capacity.")
 @click.option("--bound", "bound_ms", type=float, default=6.4, show_default=True, help="Shedders: latency bound (ms).")
-@click.option("--sources", type=int, default=5, show_default=True, help="Upstream instances of the grouping strategies.")
+@click.option("--sources", type=int, default=5, show_default=True,
+              help="Source subtasks (and upstream instances of the grouping strategies).")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--no-native", is_flag=True, help="Skip the engines' own routing (Flink's keyBy, Spark SQL's repartition).")
+@click.option("--no-native", is_flag=True, help="Route the strategies that model an engine's own partitioner "
+              "(flink, spark-sql) by their decisions instead of the engine's keyBy / repartition.")
 @click.option("--flink-address", default=None, help="HOST:PORT of a running Flink cluster's REST endpoint "
-              "(default: SKEWBENCH_FLINK_ADDRESS, else a local Flink per phase).")
+              "(default: SKEWBENCH_FLINK_ADDRESS, else --cluster).")
+@click.option("--cluster", type=click.Choice(lc.CLUSTERS), default="local", show_default=True,
+              help="Without --flink-address: a local standalone cluster (a JobManager and --taskmanagers "
+                   "TaskManagers, separate processes on loopback), or a mini-cluster in one JVM.")
+@click.option("--taskmanagers", type=int, default=2, show_default=True, help="TaskManagers of the local cluster.")
+@click.option("--flink-option", "flink_options", multiple=True, metavar="KEY=VALUE",
+              help="A Flink configuration option for the local cluster (repeatable), e.g. "
+                   "taskmanager.memory.segment-size=4kb.")
+@click.option("--kill-taskmanager", "kill_after_s", type=float, default=0.0,
+              help="Kill a TaskManager of the local cluster this many seconds into the first phase, start a "
+                   "replacement, check the job recovers exactly, and run that phase again.")
+@click.option("--spark-tuples", type=int, default=lc.SPARK_TUPLES, show_default=True,
+              help="The stream's first tuples a Spark stage runs (a batch).")
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help=f"Write {RESULTS_FILE} (and the engines' per-tuple timings) there.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
-def command(dataset: str, workers: int, tuples: int, rate: float, cost: str, work: str, engines: str,
+def command(dataset: str, workers: int, load: float, rate: float | None, duration_s: float, tuples: int | None,
+            warmup: float, repeat: int, cost: str, work: str, job: str, window_ms: float, watermark_ms: int,
+            merge_parallelism: int, merge_cost_ms: float, state_backend: str, checkpoint_s: float, engines: str,
             grouping: str | None, shedding: str | None, provisioning: float, bound_ms: float, sources: int, seed: int,
-            no_native: bool, flink_address: str | None, out: str | None, as_json: bool) -> None:
+            no_native: bool, flink_address: str | None, cluster: str, taskmanagers: int, flink_options: tuple[str, ...],
+            kill_after_s: float, spark_tuples: int, out: str | None, as_json: bool) -> None:
     """Execute DATASET's stream (a dataset directory or a catalog name) on a real engine with each
     strategy's own decisions, and set the measurement beside the simulator's prediction for the
     same stream, rate, costs and parallelism.
 
-    Every routing is checked to the tuple: the records each worker ran equal the strategy's
-    loads, also where the engine routes natively (Flink's keyBy for `flink`, Spark SQL's
-    repartition for `spark-sql`). Flink needs the Flink environment (`make flink-env`) and a JDK.
+    On Flink each phase is a keyed windowed aggregation (sources, the strategy's routing, workers
+    with keyed state, the merge stage split keys need) on a local standalone cluster, run
+    --repeat times between two calibrations on a stream of their own. Every tuple is checked to
+    have run on the worker decided, and every final aggregate to equal the exact one. Flink needs
+    the Flink environment (`make flink-env`) and a JDK.
     """
     from skewbench.live.run import live_rows
     from skewbench.settings import settings
 
     g = _names(grouping, lc.DEFAULT_GROUPING)
-    cfg = lc.LiveConfig(dataset=dataset, workers=workers, tuples=tuples, rate=rate, cost=_cost(cost), work=work,
-                        engines=_names(engines, lc.ENGINES), grouping=() if g == ("none",) else g,
-                        shedding=_names(shedding, ()), sources=sources, seed=seed, provisioning=provisioning,
-                        bound_ms=bound_ms, native=not no_native,
+    cfg = lc.LiveConfig(dataset=dataset, workers=workers, tuples=tuples, rate=rate, load=load, duration_s=duration_s,
+                        warmup=warmup, repeat=repeat, job=job, window_ms=window_ms, watermark_ms=watermark_ms,
+                        merge_parallelism=merge_parallelism, merge_cost_ms=merge_cost_ms, state_backend=state_backend,
+                        checkpoint_s=checkpoint_s, cluster=cluster, taskmanagers=taskmanagers,
+                        flink_options=_options(flink_options), kill_after_s=kill_after_s, spark_tuples=spark_tuples,
+                        cost=_cost(cost), work=work, engines=_names(engines, lc.ENGINES),
+                        grouping=() if g == ("none",) else g, shedding=_names(shedding, ()), sources=sources, seed=seed,
+                        provisioning=provisioning, bound_ms=bound_ms, native=not no_native,
                         flink_address=settings().flink_address if flink_address is None else flink_address)
     cfg.check()
     if "flink" in cfg.engines:
@@ -150,11 +215,19 @@ def command(dataset: str, workers: int, tuples: int, rate: float, cost: str, wor
         return
     click.echo(table(res.rows))
     for a in res.agreement:
-        click.echo(f"{a['engine']}: {a['metric']} ranks {a['strategies']} strategies alike, Kendall tau "
-                   f"{'-' if a['kendall_tau'] is None else format(a['kendall_tau'], '.3f')}")
-    for engine, o in res.overheads.items():
-        click.echo(f"{engine}: per-tuple overhead {o['overhead_ms']:.3f} ms, transport {o['transport_ms']:.2f} ms "
-                   f"(calibration phase)")
+        tau = "-" if a["kendall_tau"] is None else format(a["kendall_tau"], ".3f")
+        apart = f"; not separated: {', '.join(' / '.join(p) for p in a['not_separated'])}" if a.get("not_separated") else ""
+        click.echo(f"{a['engine']}: {a['metric']} ranks {a['strategies']} strategies alike, Kendall tau {tau}{apart}")
+    for engine, c in res.calibrations.items():
+        for when in ("before", "after"):
+            k = c.get(when) or {}
+            extra = (f", transport {k['transport_ms']:.2f} ms, {k['capacity']:,} records a channel"
+                     if "capacity" in k else "")
+            click.echo(f"{engine}: calibration {when}: per-record overhead {k.get('overhead_ms', float('nan')):.3f} ms"
+                       f"{extra}")
+    for r in res.restarts:
+        click.echo(f"flink: {r['phase']} restarted ({r['attempts']} attempts), aggregates exact, resumed "
+                   f"{'-' if r['restart_s'] is None else format(r['restart_s'], '.1f')} s after the failure; run again")
 
 
 def windows_table(res: dict[str, Any]) -> str:

@@ -1,14 +1,17 @@
 """What a live run executes, and the limits it checks before anything starts.
 
-A live run takes the first ``tuples`` tuples of a dataset and, for each engine and each strategy,
-executes them on the engine with the strategy's decisions.  Tuples are due at a fixed ``rate``
-(tuples per second; each tuple stamped with when it was due, for latency), or all at once
-(``rate = 0``: as fast as the engine takes them, saturated throughput).  Each tuple's work is its
-cost: the dataset's execution-time model (``cost = "dataset"``, the ``cost`` column, ms) or a
-fixed number of milliseconds, spent sleeping (``work = "sleep"``, the default: a worker with a
-core of its own, right on a machine with fewer cores than workers) or busy (``work = "cpu"``, for a
-cluster with a core per worker).  Shedders run in front of one operator (worker 0) at
-``provisioning`` percent of its capacity, with the latency bound ``bound_ms``.
+A live run takes a prefix of a dataset's stream and, for each engine and each strategy, executes
+it on the engine with the strategy's decisions.  On Flink the tuples are due at a fixed ``rate``
+(tuples per second; by default ``load`` percent of the workers' capacity, ``workers x 1000 /
+mean cost``) for ``duration_s`` seconds (``tuples``, when given, fixes the prefix instead), and
+the job is a keyed windowed aggregation (``job = "agg"``; ``"map"``: the stateless worker);
+every phase runs ``repeat`` times.  On Spark, a batch stage on the first ``spark_tuples`` tuples.
+Each tuple's work is its cost: the dataset's execution-time model (``cost = "dataset"``, the
+``cost`` column, ms) or a fixed number of milliseconds, spent sleeping (``work = "sleep"``, the
+default: a worker with a core of its own, right on a machine with fewer cores than workers) or
+busy (``work = "cpu"``, for a cluster with a core per worker).  Shedders run in front of one
+operator (worker 0) at ``provisioning`` percent of its capacity, with the latency bound
+``bound_ms``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ from skewbench.errors import SkewbenchError
 
 ENGINES = ("flink", "spark")
 WORK = ("sleep", "cpu")
+JOBS = ("agg", "map")
+STATE_BACKENDS = ("hashmap", "rocksdb")
+#: where the Flink engine runs without --flink-address: a local standalone cluster (a JobManager
+#: and TaskManagers, separate processes) or a mini-cluster inside the client's JVM
+CLUSTERS = ("local", "mini")
 #: the grouping strategies a live run executes by default: the papers' and the engine defaults
 DEFAULT_GROUPING = ("kg", "pkg", "dc", "wc", "sg", "flink", "kafka")
 #: the shedders it executes when a run asks for shedding
@@ -29,13 +37,19 @@ DEFAULT_SHEDDING = ("las", "bl", "sm", "fk")
 #: partitioner, whose per-worker counts must equal the strategy's loads to the tuple)
 NATIVE = {"flink": "flink", "spark-sql": "spark"}
 
-# limits (a run is short by design: it sleeps through every tuple's cost on a real engine)
-MAX_TUPLES = 200_000
+# limits (a run sleeps through every tuple's cost on a real engine)
+MAX_TUPLES = 2_000_000
 MAX_WORKERS = 64
 MAX_RATE = 200_000.0
 MAX_COST_MS = 1_000.0
+MAX_DURATION_S = 600.0
+MAX_REPEAT = 20
 #: at most this many seconds of work per strategy and engine (tuples x cost / workers)
-MAX_SECONDS_PER_STRATEGY = 120.0
+MAX_SECONDS_PER_STRATEGY = 600.0
+#: the default offered load: percent of the workers' aggregate capacity
+DEFAULT_LOAD = 62.5
+#: the window a Spark stage runs on (a batch: every tuple there when it starts)
+SPARK_TUPLES = 4000
 
 
 @dataclass
@@ -44,8 +58,24 @@ class LiveConfig:
 
     dataset: str
     workers: int = 8
-    tuples: int = 4000
-    rate: float = 0.0
+    tuples: int | None = None
+    rate: float | None = None
+    load: float = DEFAULT_LOAD
+    duration_s: float = 30.0
+    warmup: float = 0.2
+    repeat: int = 3
+    job: str = "agg"
+    window_ms: float = 1000.0
+    watermark_ms: int = 20
+    merge_parallelism: int = 0
+    merge_cost_ms: float = 0.0
+    state_backend: str = "hashmap"
+    checkpoint_s: float = 0.0
+    cluster: str = "local"
+    taskmanagers: int = 2
+    flink_options: dict[str, Any] = field(default_factory=dict)
+    kill_after_s: float = 0.0
+    spark_tuples: int = SPARK_TUPLES
     cost: str | float = 1.0
     work: str = "sleep"
     engines: tuple[str, ...] = ENGINES
@@ -62,9 +92,33 @@ class LiveConfig:
     def check(self) -> None:
         """One line per bad value (:class:`SkewbenchError`), before anything starts."""
         _int("workers", self.workers, 1, MAX_WORKERS)
-        _int("tuples", self.tuples, 1, MAX_TUPLES)
+        if self.tuples is not None:
+            _int("tuples", self.tuples, 1, MAX_TUPLES)
         _int("sources", self.sources, 1, 1000)
-        _num("rate", self.rate, 0.0, MAX_RATE, "tuples per second (0: as fast as the engine takes them)")
+        if self.rate is not None:
+            _num("rate", self.rate, 0.0, MAX_RATE, "tuples per second (0: as fast as the engine takes them)")
+        _num("load", self.load, 0.0, 1000.0, "percent of the workers' capacity", low_open=True)
+        _num("duration", self.duration_s, 1.0, MAX_DURATION_S, "seconds of stream per phase")
+        _num("warmup", self.warmup, 0.0, 0.9, "the share of a phase left out of its measurement")
+        _int("repeat", self.repeat, 1, MAX_REPEAT)
+        _num("window", self.window_ms, 1.0, 3_600_000.0, "milliseconds", low_open=True)
+        _int("watermark-interval", self.watermark_ms, 1, 10_000)
+        _int("merge-parallelism", self.merge_parallelism, 0, MAX_WORKERS)
+        _num("merge-cost", self.merge_cost_ms, 0.0, MAX_COST_MS, "milliseconds per partial aggregate")
+        _num("checkpoint-interval", self.checkpoint_s, 0.0, 3600.0, "seconds (0: no checkpoints)")
+        _int("taskmanagers", self.taskmanagers, 1, 16)
+        _num("kill-taskmanager", self.kill_after_s, 0.0, MAX_DURATION_S, "seconds into a phase (0: none)")
+        _int("spark-tuples", self.spark_tuples, 1, MAX_TUPLES)
+        for name, v, allowed in (("job", self.job, JOBS), ("state-backend", self.state_backend, STATE_BACKENDS),
+                                 ("cluster", self.cluster, CLUSTERS)):
+            if v not in allowed:
+                raise SkewbenchError(f"--{name} is one of {', '.join(allowed)}, got {v!r}")
+        if "flink" in self.engines and self.rate == 0:
+            raise SkewbenchError("--rate 0 (as fast as the engine takes them) has no steady state to measure on Flink: "
+                                 "give a rate in tuples per second, or --load in percent of the workers' capacity")
+        if self.kill_after_s and (self.flink_address or self.cluster != "local"):
+            raise SkewbenchError("--kill-taskmanager kills a TaskManager of the local cluster (--cluster local, no "
+                                 "--flink-address)")
         if self.cost != "dataset":
             _num("cost", self.cost, 0.0, MAX_COST_MS, "milliseconds per tuple, or 'dataset'", low_open=True)
         _num("provisioning", self.provisioning, 1.0, 1000.0, "percent")
@@ -95,13 +149,26 @@ class LiveConfig:
             if not host or ":" in host or "/" in host or not port.isdigit() or not 0 < int(port) < 65536:
                 raise SkewbenchError(f"--flink-address is HOST:PORT of a Flink REST endpoint, got {self.flink_address!r}")
 
+    def rate_for(self, mean_cost_ms: float) -> float:
+        """The offered rate: ``rate``, else ``load`` percent of the workers' capacity."""
+        if self.rate is not None:
+            return float(self.rate)
+        return self.load / 100.0 * self.workers * 1000.0 / mean_cost_ms
+
+    def tuples_for(self, mean_cost_ms: float) -> int:
+        """The stream's prefix a Flink phase runs: ``tuples``, else ``duration_s`` at the rate."""
+        if self.tuples is not None:
+            return int(self.tuples)
+        return max(1, int(round(self.duration_s * self.rate_for(mean_cost_ms))))
+
     def check_work(self, mean_cost_ms: float, tuples: int | None = None) -> None:
         """Refuse a run whose work per strategy would exceed :data:`MAX_SECONDS_PER_STRATEGY`:
-        ``tuples`` of the stream (default ``self.tuples``; fewer when the dataset is shorter)."""
-        tuples = self.tuples if tuples is None else tuples
+        ``tuples`` of the stream (default the prefix a phase runs; fewer when the dataset is shorter)."""
+        tuples = self.tuples_for(mean_cost_ms) if tuples is None else tuples
+        rate = self.rate_for(mean_cost_ms)
         seconds = tuples * mean_cost_ms / 1000.0 / self.workers
-        if self.rate > 0:
-            seconds = max(seconds, tuples / self.rate)
+        if rate > 0:
+            seconds = max(seconds, tuples / rate)
         if seconds > MAX_SECONDS_PER_STRATEGY:
             raise SkewbenchError(f"{tuples:,} tuples of {mean_cost_ms:.3g} ms on {self.workers} workers"
                                  f"{f' at {self.rate:g}/s' if self.rate else ''} take at least {seconds:.0f} s per "

@@ -32,6 +32,8 @@ class Stream:
     cost_ms: np.ndarray  # float64 > 0
     due_s: np.ndarray  # float64, non-decreasing, from 0
     cost_model: str  # "dataset" or "fixed <x> ms"
+    value: np.ndarray | None = None  # int64 per tuple: what the live job's aggregation sums
+    rate: float = 0.0  # tuples per second the due times follow (0: all due at once)
 
     @property
     def tuples(self) -> int:
@@ -57,6 +59,9 @@ class Phase:
     due_s: np.ndarray
     offered: int  # tuples offered to the strategy (a shedder drops offered - executed)
     params: dict[str, Any] = field(default_factory=dict)
+    dense: np.ndarray | None = None  # int64 per executed tuple: its key's dense id (None: ``key``)
+    value: np.ndarray | None = None  # int64 per executed tuple: what the aggregation sums
+    sources: int = 1  # the upstream instances that fed the strategy (tuple i: source i mod sources)
 
     @property
     def executed(self) -> int:
@@ -71,33 +76,58 @@ class Phase:
         return self.strategy if self.routing == "routed" else f"{self.strategy} (native)"
 
 
-def read_stream(path: str, cfg: LiveConfig) -> Stream:
-    """The first ``cfg.tuples`` tuples of the dataset at ``path``; due at ``cfg.rate`` (all at 0
-    when the rate is 0); cost from the dataset's column or fixed."""
+def tuple_values(index: np.ndarray) -> np.ndarray:
+    """The value the live job sums for tuples without a value column: 1 to 1,000, a fixed
+    function of the tuple's position (a tuple counted twice or lost changes its key's sum)."""
+    x = (np.asarray(index, dtype=np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+    return (x >> np.uint64(54)).astype(np.int64) % 1000 + 1
+
+
+def read_stream(path: str, cfg: LiveConfig, tuples: int | None = None) -> Stream:
+    """A prefix of the dataset at ``path``: ``tuples`` (default ``cfg.tuples``, else the prefix
+    ``cfg.duration_s`` at the run's rate covers; fewer when the dataset is shorter), due at the
+    rate (:meth:`LiveConfig.rate_for`; all at 0 when it is 0); cost from the dataset's column or
+    fixed; the value the aggregation sums from the dataset's value column (in thousandths,
+    rounded: integer sums are exact in any order) or :func:`tuple_values`."""
     from skewbench.datasets.contract import open_dataset
+    from skewbench.live.config import MAX_TUPLES
 
     ds = open_dataset(path)
-    m = min(cfg.tuples, ds.tuples)
-    cols = ["key"] + (["cost"] if "cost" in ds.columns else [])
-    keys_parts, cost_parts, got = [], [], 0
+    if tuples is None:
+        tuples = cfg.tuples if cfg.tuples is not None else (
+            cfg.tuples_for(float(cfg.cost)) if cfg.cost != "dataset" else MAX_TUPLES)
+    m = min(tuples, ds.tuples)
+    cols = ["key"] + [c for c in ("cost", "value") if c in ds.columns]
+    parts: dict[str, list[np.ndarray]] = {c: [] for c in cols}
+    got = 0
     for b in ds.iter_batches(cols, 1 << 16):
         take = min(m - got, len(b["key"]))
-        keys_parts.append(np.asarray(b["key"][:take], dtype=np.int64))
-        if "cost" in b:
-            cost_parts.append(np.asarray(b["cost"][:take], dtype=np.float64))
+        for c in cols:
+            parts[c].append(np.asarray(b[c][:take]))
         got += take
         if got >= m:
             break
-    keys = np.concatenate(keys_parts) if keys_parts else np.zeros(0, np.int64)
+    keys = np.concatenate(parts["key"]).astype(np.int64) if parts["key"] else np.zeros(0, np.int64)
     if cfg.cost == "dataset":
-        if not cost_parts:
+        if "cost" not in parts:
             raise SkewbenchError(f"{path}: --cost dataset, but the dataset has no cost column; give a cost in ms")
-        cost, model = np.concatenate(cost_parts), "dataset"
+        cost, model = np.concatenate(parts["cost"]).astype(np.float64), "dataset"
     else:
         cost, model = np.full(keys.size, float(cfg.cost)), f"fixed {float(cfg.cost):g} ms"
-    values = ds.key_values()
-    due = np.arange(keys.size, dtype=np.float64) / cfg.rate if cfg.rate > 0 else np.zeros(keys.size)
-    return Stream(ds.name, ds.meta["fingerprint"], keys, values, cost, due, model)
+    if cfg.cost == "dataset" and cfg.tuples is None and keys.size:
+        # the prefix the duration covers at the rate the costs give
+        keep = min(keys.size, cfg.tuples_for(float(cost.mean())))
+        keys, cost = keys[:keep], cost[:keep]
+        for c in ("value",):
+            if c in parts:
+                parts[c] = [np.concatenate(parts[c])[:keep]]
+    if "value" in parts:
+        value = np.rint(np.concatenate(parts["value"])[:keys.size] * 1000.0).astype(np.int64)
+    else:
+        value = tuple_values(np.arange(keys.size))
+    rate = cfg.rate_for(float(cost.mean())) if keys.size else 0.0
+    due = np.arange(keys.size, dtype=np.float64) / rate if rate > 0 else np.zeros(keys.size)
+    return Stream(ds.name, ds.meta["fingerprint"], keys, ds.key_values(), cost, due, model, value, rate)
 
 
 def grouping_phase(stream: Stream, strategy: str, cfg: LiveConfig, routing: str = "routed") -> Phase:
@@ -113,7 +143,7 @@ def grouping_phase(stream: Stream, strategy: str, cfg: LiveConfig, routing: str 
     m = stream.tuples
     worker = strat.route(Batch(np.arange(m, dtype=np.int64), stream.keys, stream.due_s * 1000.0, stream.cost_ms))
     return Phase("grouping", strategy, routing, cfg.workers, np.asarray(worker, dtype=np.int32), stream.hashed,
-                 stream.cost_ms, stream.due_s, m, strat.describe_params())
+                 stream.cost_ms, stream.due_s, m, strat.describe_params(), stream.keys, _values(stream), sources)
 
 
 def shedding_phase(stream: Stream, strategy: str, cfg: LiveConfig) -> tuple[Phase, dict[str, Any]]:
@@ -130,6 +160,10 @@ def shedding_phase(stream: Stream, strategy: str, cfg: LiveConfig) -> tuple[Phas
     arr, _ = arrivals_ms(d, cfg.provisioning)
     kept = ~np.asarray(tr.dropped, dtype=bool)
     phase = Phase("shedding", strategy, "routed", cfg.workers, np.zeros(int(kept.sum()), dtype=np.int32),
-                  stream.hashed[kept],
-                  stream.cost_ms[kept], arr[kept] / 1000.0, stream.tuples, params)
+                  stream.hashed[kept], stream.cost_ms[kept], arr[kept] / 1000.0, stream.tuples, params,
+                  stream.keys[kept], _values(stream)[kept], 1)
     return phase, row
+
+
+def _values(stream: Stream) -> np.ndarray:
+    return stream.value if stream.value is not None else tuple_values(np.arange(stream.tuples))
