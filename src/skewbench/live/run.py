@@ -428,8 +428,10 @@ def _predicted_span_s(ep: EnginePhase, k: Constants) -> float:
 
 
 def _restarted(rec: Recorded) -> bool:
+    """Whether the engine restarted some of the phase's tasks (Flink's region failover leaves the
+    job RUNNING: a failure shows in its exception history and in the tasks' attempt numbers)."""
     states = [s.get("state") for s in rec.info.get("states", [])]
-    return rec.attempts > 1 or any(s in ("RESTARTING", "FAILING") for s in states)
+    return rec.attempts > 1 or bool(rec.info.get("failures")) or any(s in ("RESTARTING", "FAILING") for s in states)
 
 
 def _restart_info(ep: EnginePhase, rec: Recorded, killer: _Kill | None) -> dict[str, Any]:
@@ -437,7 +439,8 @@ def _restart_info(ep: EnginePhase, rec: Recorded, killer: _Kill | None) -> dict[
     _, dups = exact_finals(ep, rec)
     states = rec.info.get("states", [])
     t0 = rec.start_us
-    failed = next(((int(s["us"]) - t0) / 1000.0 for s in states if s.get("state") != "RUNNING"), None)
+    failures = rec.info.get("failures") or []
+    failed = min(((int(f["us"]) - t0) / 1000.0 for f in failures), default=None)
     killed = (killer.killed_at_us - t0) / 1000.0 if killer is not None and killer.phase == ep.name else None
     later = rec.work[rec.work[:, 5] >= 1]
     resumed = float(later[:, 2].min()) if later.size else None
@@ -446,7 +449,7 @@ def _restart_info(ep: EnginePhase, rec: Recorded, killer: _Kill | None) -> dict[
             "killed_ms": killed, "failed_ms": failed, "resumed_ms": resumed,
             "restart_s": (resumed - since) / 1000.0 if resumed is not None and since is not None else None,
             "replacement": killer.replacement if killer is not None and killer.phase == ep.name else None,
-            "states": states}
+            "failures": failures, "states": states}
 
 
 def _flink_row(p: dec.Phase, ep: EnginePhase, measured: list[dict[str, Any]], pb: dict[str, Any], pu: dict[str, Any],

@@ -24,7 +24,8 @@
 // index, emitted), slices-<j>-<a>.i64 (pace subtask j: the slices it emitted, with their
 // tuples), merge-<m>-<a>.i64 (merge: window, key, start, end), agg-<k>-<a>.i64 (sink:
 // key, window, count, sum, arrived); and phase.json: the job's id, its start, its status changes,
-// the placement of its subtasks and Flink's own per-subtask metrics sampled about every second.
+// the failures it recovered from, the placement of its subtasks and Flink's own per-subtask
+// metrics sampled about every second.
 package skewbench.live;
 
 import java.io.*;
@@ -674,6 +675,17 @@ public class LiveJob {
             out.set("samples", poller.samples);
             out.set("states", poller.states);
             out.set("placement", poller.placement);
+        }
+        try {  // the failures the job recovered from (a task's restart leaves the job RUNNING)
+            ArrayNode failures = out.putArray("failures");
+            for (JsonNode e : poller.get("/jobs/" + jobId + "/exceptions").path("exceptionHistory").path("entries")) {
+                ObjectNode f = failures.addObject();
+                f.put("us", e.path("timestamp").asLong() * 1000L);
+                f.put("exception", e.path("exceptionName").asText());
+                f.put("task", e.path("taskName").asText(""));
+            }
+        } catch (Exception ignored) {
+            // no history: nothing failed, or the endpoint is gone
         }
         Files.writeString(Paths.get(spec.dir, "phase.json"), JSON.writeValueAsString(out));
         System.out.println("done " + spec.name + " " + (t1 - t0) / 1000);
