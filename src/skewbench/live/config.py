@@ -30,7 +30,7 @@ STATE_BACKENDS = ("hashmap", "rocksdb")
 #: and TaskManagers, separate processes) or a mini-cluster inside the client's JVM
 CLUSTERS = ("local", "mini")
 #: the grouping strategies a live run executes by default: the papers' and the engine defaults
-DEFAULT_GROUPING = ("kg", "pkg", "dc", "wc", "sg", "flink", "kafka")
+DEFAULT_GROUPING = ("kg", "pkg", "dc", "wc", "sg", "chwbl", "flink")
 #: the shedders it executes when a run asks for shedding
 DEFAULT_SHEDDING = ("las", "bl", "sm", "fk")
 #: strategies whose engine has a routing of its own: executed natively too (the engine's own

@@ -60,6 +60,8 @@ class FlinkCluster:
     slots: int
     pgids: dict[str, int] = field(default_factory=dict)
     started_s: float = 0.0  # how long it took to come up
+    warm: bool = False  # its JVMs have run the warm-up (a live run on it need not again)
+    channels: Any = None  # the calibration that measured its channels (capacities do not drift)
 
     @property
     def address(self) -> str:

@@ -297,9 +297,11 @@ class _Kill:
 
 
 def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict[str, Any]], cfg: LiveConfig,
-               work: Path, *, state: Path, progress: Callable[[str], None]
+               work: Path, *, state: Path, progress: Callable[[str], None], cluster: Any = None
                ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
-    """Every strategy on Flink, ``cfg.repeat`` times, between two calibrations (module docstring)."""
+    """Every strategy on Flink, ``cfg.repeat`` times, between two calibrations (module docstring);
+    on ``cluster`` (a running :class:`~skewbench.live.flinkcluster.FlinkCluster`) when given,
+    whose warm-up and channel measurement a run does once."""
     import contextlib
 
     from skewbench.live import flink
@@ -308,6 +310,9 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
     settings = engine_settings(cfg)
     if cfg.kill_after_s and not settings["checkpoint_ms"]:
         settings["checkpoint_ms"] = 10_000
+    if cfg.kill_after_s and cfg.kill_after_s * 1000.0 >= float(stream.due_s.max()) * 1000.0:
+        raise SkewbenchError(f"--kill-taskmanager {cfg.kill_after_s:g} s is not inside the first phase's "
+                             f"{float(stream.due_s.max()):.1f} s of stream: kill earlier or run longer phases")
     todo = with_routing(decided, "flink", cfg.native)
     mean_cost = float(stream.cost_ms.mean())
     eps = {p.name: [engine_phase(p, cfg, r + 1, settings) for r in range(cfg.repeat)] for p in todo}
@@ -317,8 +322,10 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
         k = r % len(order)
         runs += [eps[name][r] for name in order[k:] + order[:k]]
     parallelism = max([cfg.workers, max(p.sources for p in todo)] + [ep.merge for ep in runs])
+    known = getattr(cluster, "channels", None)
     cals = {w: cal.phases(stream.cost_ms, rate=stream.rate, workers=cfg.workers, sources=cfg.sources,
-                          settings=settings, seed=cfg.seed + i, tag=f"calibration-{w}", fill=w == "before")
+                          settings=settings, seed=cfg.seed + i, tag=f"calibration-{w}",
+                          fill=w == "before" and known is None)
             for i, w in enumerate(("before", "after"))}
     # the cluster's JVMs warmed up before anything is measured: records at no cost, then a
     # calibration whose numbers are discarded
@@ -327,7 +334,9 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
                         seed=cfg.seed + 7, tag="warm-up", fill=False)]
     t_run = time.monotonic()
 
-    if cfg.flink_address:
+    if cluster is not None:
+        where = contextlib.nullcontext(cluster)
+    elif cfg.flink_address:
         where = contextlib.nullcontext(None)
     elif cfg.cluster == "local":
         where = local_cluster(work / "cluster", parallelism=parallelism, taskmanagers=cfg.taskmanagers,
@@ -351,11 +360,16 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
                              on_started=on_started, on_done=done)
             return [flink.read_phase(d) for d in dirs]
 
-        progress(f"flink: warming the cluster up ({len(warm)} jobs), then a calibration "
-                 f"({', '.join(p.name for p in cals['before'])})")
-        go(warm, "warm-up")
+        if not getattr(cluster, "warm", False):
+            progress(f"flink: warming the cluster up ({len(warm)} jobs), then a calibration "
+                     f"({', '.join(p.name for p in cals['before'])})")
+            go(warm, "warm-up")
+            if cluster is not None:
+                cluster.warm = True
         before = cal.calibration(go(cals["before"], "calibration"), cals["before"], workers=cfg.workers,
-                                 sources=cfg.sources, watermark_ms=cfg.watermark_ms)
+                                 sources=cfg.sources, watermark_ms=cfg.watermark_ms, capacities=known)
+        if cluster is not None and known is None:
+            cluster.channels = before
         cal.check(before, mean_cost, "before")
         progress(f"flink: calibration before: overhead {before.overhead_ms:.3f} ms per record, transport "
                  f"{before.transport_ms:.2f} ms, channels of {before.capacity:,} records (local) and "
@@ -367,12 +381,19 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
                  f"stream and drain (predicted)")
         killer = _Kill(cfg.kill_after_s, cluster) if cfg.kill_after_s and cluster is not None else None
         recs = go(runs, "phase", on_started=killer.started if killer else None)
+        if killer is not None and not killer.done.wait(timeout=600):
+            raise SkewbenchError("the TaskManager killed for --kill-taskmanager was not replaced within 10 minutes")
         by_name = {ep.name: rec for ep, rec in zip(runs, recs)}
         again = []
         for ep, rec in zip(runs, recs):
             if _restarted(rec):
                 restarts.append(_restart_info(ep, rec, killer))
                 again.append(ep)
+        if again:
+            # a TaskManager that replaced a lost one (ours, or a supervisor's) is cold: warm it up
+            # before anything is measured again
+            progress("flink: a phase restarted: warming the cluster up again")
+            go(warm, "warm-up")
         if again:
             progress(f"flink: {len(again)} phase(s) restarted by the engine: their timing is not a measurement; "
                      f"running {', '.join(e.name for e in again)} again")
@@ -621,8 +642,9 @@ def _check_spark(c: dict[str, Any], mean_cost: float, when: str) -> None:
 
 
 def live_rows(dataset: str, cfg: LiveConfig, work: Path, *, state: Path,
-              progress: Callable[[str], None] = lambda m: None) -> LiveResult:
-    """Run ``cfg`` on the dataset at ``dataset`` (module docstring)."""
+              progress: Callable[[str], None] = lambda m: None, cluster: Any = None) -> LiveResult:
+    """Run ``cfg`` on the dataset at ``dataset`` (module docstring); Flink on ``cluster`` when
+    given (a running local cluster, kept running)."""
     t = {"start": time.perf_counter()}
     cfg.check()
     stream = dec.read_stream(dataset, cfg)
@@ -640,13 +662,13 @@ def live_rows(dataset: str, cfg: LiveConfig, work: Path, *, state: Path,
             decided.update({p.strategy: p for p in strategies})
             progress(f"flink: {stream.tuples:,} tuples at {stream.rate:,.0f}/s ({stream.tuples / max(stream.rate, 1e-9):.0f} "
                      f"s of stream), {len(strategies)} strategies x {cfg.repeat} repetitions")
-            r, c, rs = _execute("flink", stream, strategies, sim, cfg, work / "flink", state, progress)
+            r, c, rs = _execute("flink", stream, strategies, sim, cfg, work / "flink", state, progress, cluster)
             restarts += rs
         else:
             sstream = dec.read_stream(dataset, cfg, tuples=cfg.spark_tuples)
             strategies, sim = phases(sstream, cfg)
             decided.update({p.strategy: p for p in strategies if p.strategy not in decided})
-            r, c, _ = _execute("spark", sstream, strategies, sim, cfg, work / "spark", state, progress)
+            r, c, _ = _execute("spark", sstream, strategies, sim, cfg, work / "spark", state, progress, cluster)
         rows += r
         calibrations[engine] = c
         t[engine] = time.perf_counter()
@@ -659,10 +681,10 @@ def live_rows(dataset: str, cfg: LiveConfig, work: Path, *, state: Path,
 
 
 def _execute(engine: str, stream: dec.Stream, strategies: list[dec.Phase], sim: dict[str, dict[str, Any]],
-             cfg: LiveConfig, work: Path, state: Path, progress: Callable[[str], None]
+             cfg: LiveConfig, work: Path, state: Path, progress: Callable[[str], None], cluster: Any = None
              ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
     """The one door to the engines."""
     if engine == "flink":
-        return flink_rows(stream, strategies, sim, cfg, work, state=state, progress=progress)
+        return flink_rows(stream, strategies, sim, cfg, work, state=state, progress=progress, cluster=cluster)
     rows, c = spark_rows(stream, strategies, sim, cfg, progress)
     return rows, c, []

@@ -1,0 +1,115 @@
+"""What a live run checks in every phase before it reports anything (``skewbench.live.run``):
+every tuple ran exactly once on the worker decided, and every final aggregate equals the exact
+count and sum of its key and window; each failure is one message naming the first tuple or
+aggregate that differs.  Built from records written by hand, as the Flink job writes them (no
+engine needed), each check shown failing on a deliberate break of a correct record."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skewbench.live.flink import EnginePhase, Recorded
+from skewbench.live.run import AggregateMismatch, RoutingMismatch, check_routing, exact_finals, keys_split
+
+N, SOURCES, WORKERS, WINDOW_MS = 12, 3, 2, 10.0
+
+
+def phase() -> EnginePhase:
+    due = np.arange(N) * 2.0  # windows 0 (tuples 0-4), 1 (5-9), 2 (10, 11)
+    dense = np.array([0, 1, 0, 2, 1, 0, 0, 1, 2, 2, 0, 1], dtype=np.int64)
+    worker = (dense % WORKERS).astype(np.int32)
+    return EnginePhase("kg#1", "routed", "agg", WORKERS, SOURCES, 0, worker, dense, dense,
+                       np.arange(1, N + 1, dtype=np.int64), np.ones(N), due, settings={"window_ms": WINDOW_MS})
+
+
+def recorded(ep: EnginePhase) -> Recorded:
+    """What a correct job records: each tuple once on its worker, each (key, window) once."""
+    work = np.column_stack([np.arange(N), ep.due_ms, ep.due_ms + 1, ep.due_ms + 2, ep.worker, np.zeros(N)])
+    win = (ep.due_ms // WINDOW_MS).astype(np.int64)
+    finals = []
+    for k, w in sorted(set(zip(ep.dense.tolist(), win.tolist()))):
+        mine = (ep.dense == k) & (win == w)
+        finals.append([k, w, mine.sum(), ep.value[mine].sum(), (w + 1) * WINDOW_MS + 5, 0, 0])
+    empty = np.zeros((0, 6))
+    return Recorded({"start_us": 0}, work, np.zeros((0, 4)), empty, empty, np.array(finals, dtype=np.float64),
+                    np.zeros((0, 4)))
+
+
+def test_a_correct_record_passes_and_gives_each_tuple_its_final():
+    ep = phase()
+    rec = recorded(ep)
+    check_routing(ep, rec)
+    final, replayed = exact_finals(ep, rec)
+    assert replayed == 0
+    win = (ep.due_ms // WINDOW_MS).astype(int)
+    np.testing.assert_allclose(final, (win + 1) * WINDOW_MS + 5)
+
+
+def test_a_tuple_on_another_worker_is_named_with_its_key_source_and_both_workers():
+    ep = phase()
+    rec = recorded(ep)
+    rec.work[7, 4] = 1 - rec.work[7, 4]  # tuple 7 (key 1, source 1) ran on worker 0, decided 1
+    with pytest.raises(RoutingMismatch, match=r"^flink ran kg#1 on other workers than decided for 1 of its 12 tuples; "
+                                              r"the first: tuple 7 \(key 1, source 1\): ran on 0, decided 1$"):
+        check_routing(ep, rec)
+
+
+def test_a_tuple_run_twice_or_never_is_named():
+    ep = phase()
+    rec = recorded(ep)
+    rec.work[3, 0] = 2  # tuple 2 twice, tuple 3 never
+    with pytest.raises(RoutingMismatch, match=r"^flink ran kg#1: 2 tuples did not run exactly once; the first, tuple "
+                                              r"2 \(key 0, source 2\), ran 2 times$"):
+        check_routing(ep, rec)
+
+
+def test_a_wrong_count_or_sum_is_named_with_the_exact_ones():
+    ep = phase()
+    rec = recorded(ep)
+    rec.finals[0, 3] += 1  # key 0, window 0: sum off by one
+    with pytest.raises(AggregateMismatch, match=r"^flink ran kg#1: 1 of 8 final aggregates differ from the exact ones; "
+                                                r"the first: key 0 window 0: count 2 and sum 5, exact 2 and 4$"):
+        exact_finals(ep, rec)
+
+
+def test_a_missing_final_is_named():
+    ep = phase()
+    rec = recorded(ep)
+    rec.finals = rec.finals[1:]
+    with pytest.raises(AggregateMismatch, match=r"^flink ran kg#1: 1 of 8 final aggregates never reached the sink; "
+                                                r"the first: key 0 window 0$"):
+        exact_finals(ep, rec)
+
+
+def test_a_final_no_input_has_is_named():
+    ep = phase()
+    rec = recorded(ep)
+    rec.finals = np.vstack([rec.finals, [[2, 2, 1, 1, 35, 0, 0]]])  # key 2 has no tuple in window 2
+    with pytest.raises(AggregateMismatch, match=r"^flink ran kg#1: a final aggregate for key 2 window 2, which no "
+                                                r"tuple of the input has$"):
+        exact_finals(ep, rec)
+
+
+def test_a_replayed_final_must_carry_the_same_numbers():
+    """After a restart from a checkpoint a window may be emitted again: the same numbers are a
+    replay (counted), different ones an aggregate counted twice (refused)."""
+    ep = phase()
+    rec = recorded(ep)
+    again = rec.finals[2].copy()
+    again[4] += 100  # later, from the restarted attempt
+    again[6] = 1
+    rec.finals = np.vstack([rec.finals, again])
+    assert exact_finals(ep, rec)[1] == 1
+    rec.finals[-1, 2] += 1
+    with pytest.raises(AggregateMismatch, match=r"^flink ran kg#1: key \d+ window \d+ reached the sink twice with "
+                                                r"different aggregates \(\d+, \d+\) and \(\d+, \d+\)$"):
+        exact_finals(ep, rec)
+
+
+def test_keys_split_says_whether_a_merge_stage_is_needed():
+    ep = phase()
+    assert not keys_split(ep.worker, ep.dense)  # every key on one worker: no merge
+    w = ep.worker.copy()
+    w[0] = 1 - w[0]  # key 0 on both workers
+    assert keys_split(w, ep.dense)
