@@ -68,6 +68,18 @@ def flink_env():
 
 
 @pytest.fixture(scope="session")
+def flink_cluster(flink_env, tmp_path_factory):
+    """A real Flink standalone cluster on loopback (``skewbench.live.flinkcluster``: a JobManager
+    and two TaskManagers, each its own process from the Flink environment's distribution), with
+    Flink's default network settings, shared by the run's live tests: its warm-up and channel
+    measurement happen once, in the first live run on it. Stopped, nothing left, at the end."""
+    from skewbench.live.flinkcluster import local_cluster
+
+    with local_cluster(tmp_path_factory.mktemp("flink-cluster") / "cluster", parallelism=8) as cl:
+        yield cl
+
+
+@pytest.fixture(scope="session")
 def standalone_cluster(tmp_path_factory):
     """A real Spark standalone cluster on loopback: a master and two 1-core workers started from
     the installed pyspark (``skewbench.cluster``), shared by the run and stopped by process group."""
