@@ -199,3 +199,31 @@ def test_a_failed_job_through_the_command_line(flink_env, dataset, root, monkeyp
         assert Path(found[1]).is_file() and "ClassNotFoundException" in Path(found[1]).read_text()
     assert not (out / "live.json").exists()
     shutil.rmtree(Path(found[1]).parents[1])  # the kept temporary work directory
+
+
+def test_a_loaded_machine_stops_the_run_with_the_calibrations_numbers(flink_cluster, dataset, root):
+    """A busy loop on each of the machine's cores while the run calibrates: the calibration is
+    implausible (its per-record overhead far over half the cost, or the workers' overheads far
+    apart), and the run stops with one message naming the numbers and what to try, before any
+    strategy ran."""
+    import os
+    import subprocess
+    import sys
+
+    from skewbench.live.calibrate import ImplausibleCalibration
+
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        with pytest.raises(ImplausibleCalibration, match=r"^implausible calibration before the strategies: .* what to "
+                                                         r"try: a quieter machine \(nothing else running on its cores\)"):
+            live_rows(str(dataset), config(kill_after_s=0.0, checkpoint_s=0.0, grouping=("kg",), shedding=()),
+                      root / "work-loaded", state=root / "state", cluster=flink_cluster)
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+    import json
+
+    ran = [ph["name"] for f in (root / "work-loaded" / "flink").glob("job-*.json")
+           for ph in json.loads(f.read_text())["phases"]]
+    assert ran and not [n for n in ran if n.startswith("kg#")], ran  # the calibration's jobs only

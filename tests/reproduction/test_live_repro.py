@@ -131,14 +131,14 @@ HOL_BACKPRESSURE = (0.7, 1.3)
 
 @pytest.fixture(scope="module")
 def hol_run(tmp_path_factory, flink_env):
-    """KG and SG at z = 1.4 for 8 s on a cluster whose network buffers are 4 KB (83 records)."""
+    """KG and SG at z = 1.4 for 12 s on a cluster whose network buffers are 4 KB (83 records)."""
     from skewbench.live.config import LiveConfig
     from skewbench.live.flinkcluster import local_cluster
     from skewbench.live.run import live_rows
 
     root = tmp_path_factory.mktemp("live-hol")
     options = {"taskmanager.memory.segment-size": "4kb"}
-    cfg = LiveConfig(dataset="zipf-1.4", workers=P, duration_s=8.0, repeat=1, cost=1.0, engines=("flink",),
+    cfg = LiveConfig(dataset="zipf-1.4", workers=P, duration_s=12.0, repeat=1, cost=1.0, engines=("flink",),
                      grouping=("kg", "sg"), flink_options=options)
     with local_cluster(root / "cluster", parallelism=P, options=options) as cluster:
         return live_rows(_dataset(str(root), 1.4), cfg, root / "work", state=root / "state", cluster=cluster)

@@ -1,9 +1,10 @@
 """The engine's constants (:class:`skewbench.live.model.Constants`), measured on a stream of their
 own, never on the tuples a run compares.
 
-A calibration is three Flink jobs on a separate stream: uniform keys (ids drawn from the run's
-key count), round robin over the workers, the run's costs (its own cost values, cycled), through
-the same job (sources, keyed aggregation, the merge stage that round robin's split keys need):
+A calibration is up to three Flink jobs on a separate stream: uniform keys, round robin over the
+workers, the run's costs (its own cost values, cycled), through the same job (sources, keyed
+aggregation, the merge stage that round robin's split keys need), the fill job first when there
+is one (its records also warm the job's code up for the other two):
 
 * **idle** (``IDLE_S`` of stream at 25% of the workers' capacity; every tuple finds its worker
   idle or nearly): the transport delay (the median, over tuples, of a worker's start less the
@@ -20,11 +21,12 @@ the same job (sources, keyed aggregation, the merge stage that round robin's spl
   drift): worker 0's channels fill as a hot worker's do, and each source blocks once its channel
   is full; the records it had emitted to worker 0 and worker 0 had not started when it first
   blocked (right after the emission before its first one over ``BLOCKED_MS`` late) are that
-  channel's capacity; the median over the
-  local channels (source and worker 0 in one TaskManager) and over the remote ones.  (A stall, a
-  first tuple sleeping while the channels fill, measures less: 6,000 records on every channel
-  here, where a gradual backlog reached 9,600 on remote ones without blocking: the receiver's
-  buffers then hold full network buffers, not single records.)
+  channel's capacity; the median over the local channels (source and worker 0 in one
+  TaskManager) and over the remote ones; and how worker 0 took its channels in turns while
+  backlogged (:func:`turns`).  (A stall, a first tuple sleeping while the channels fill,
+  measures less: 6,000 records on every channel here, where a gradual backlog reached 9,600 on
+  remote ones without blocking: the receiver's buffers then hold full network buffers, not
+  single records.)
 
 The first ``WARMUP_S`` of every job is left out (a job's first records are slower), and a fresh
 cluster is warmed up first (:func:`warm_up`, then a calibration whose numbers are discarded).
@@ -96,12 +98,18 @@ class Calibration:
 
 def phases(cost_ms: np.ndarray, *, rate: float, workers: int, sources: int, settings: dict[str, Any], seed: int,
            tag: str, fill: bool = True) -> list[EnginePhase]:
-    """The calibration's jobs (idle, busy, and fill unless ``fill`` is false), named
+    """The calibration's jobs (fill unless ``fill`` is false, idle, busy), named
     ``<tag>-<which>``, for a run offering ``rate`` tuples per second of costs ``cost_ms``."""
     rng = np.random.default_rng(seed ^ 0x5EED)
     mean = float(np.mean(cost_ms))
     capacity = workers * 1000.0 / mean  # tuples per second the workers take together
     out = []
+    if fill:  # first: its hundred thousand records warm the jobs' code up for the other two
+        m = int(FILL_S * FILL_RATE)
+        keys = rng.integers(0, CAL_KEYS, m).astype(np.int64)
+        out.append(EnginePhase(f"{tag}-fill", "routed", "agg", workers, sources, 0, np.zeros(m, np.int32), keys, keys,
+                               np.ones(m, np.int64), np.full(m, FILL_COST_MS), np.arange(m) * 1000.0 / FILL_RATE,
+                               settings=dict(settings)))
     for which, seconds, r in (("idle", IDLE_S, IDLE_LOAD * capacity), ("busy", BUSY_S, rate)):
         m = max(workers * 4, int(round(r * seconds)))
         due = np.arange(m) * 1000.0 / r
@@ -112,12 +120,6 @@ def phases(cost_ms: np.ndarray, *, rate: float, workers: int, sources: int, sett
         out.append(EnginePhase(f"{tag}-{which}", "routed", "agg", workers, sources, workers,
                                (np.arange(m) % workers).astype(np.int32), keys, keys, np.ones(m, np.int64), cost,
                                due, settings=dict(settings)))
-    if fill:
-        m = int(FILL_S * FILL_RATE)
-        keys = rng.integers(0, CAL_KEYS, m).astype(np.int64)
-        out.append(EnginePhase(f"{tag}-fill", "routed", "agg", workers, sources, 0, np.zeros(m, np.int32), keys, keys,
-                               np.ones(m, np.int64), np.full(m, FILL_COST_MS), np.arange(m) * 1000.0 / FILL_RATE,
-                               settings=dict(settings)))
     return out
 
 
@@ -263,16 +265,20 @@ def emit_times(rec: Recorded, n: int) -> np.ndarray:
 
 def calibration(recs: list[Recorded], cals: list[EnginePhase], *, workers: int, sources: int,
                 watermark_ms: float, capacities: "Calibration | None" = None) -> Calibration:
-    """The constants from the jobs' records (:func:`phases`' order); without a fill job, the
-    channel capacities of ``capacities`` (the calibration before)."""
+    """The constants from the jobs' records (:func:`phases`' order: fill when there is one, idle,
+    busy); without a fill job, the channel capacities of ``capacities`` (the calibration before)."""
+    fill_rec, fill_ep = None, None
+    if len(recs) > 2:  # the fill job first
+        fill_rec, fill_ep = recs[0], cals[0]
+        recs, cals = recs[1:], cals[1:]
     idle, busy = recs[:2]
     e_idle = emit_times(idle, cals[0].tuples)
     e_busy = emit_times(busy, cals[1].tuples)
     tr = transport(idle, e_idle)
     o, per, pairs = overheads(busy, e_busy, cals[1].cost_ms, workers, tr)
     fire_ms, merge_ms = fire_and_merge(idle)
-    if len(recs) > 2:
-        b_local, b_remote, per_source, kinds, chunk, slice_ms = capacity(recs[2], cals[2])
+    if fill_ep is not None:
+        b_local, b_remote, per_source, kinds, chunk, slice_ms = capacity(fill_rec, fill_ep)
     elif capacities is not None:
         b_local, b_remote = capacities.capacity, capacities.capacity_remote
         per_source, kinds = capacities.capacity_per_source, capacities.capacity_local_sources
@@ -281,8 +287,8 @@ def calibration(recs: list[Recorded], cals: list[EnginePhase], *, workers: int, 
         raise ValueError("a calibration without a fill job needs the capacities of another")
     return Calibration(o, per, tr, b_local, b_remote, per_source, kinds, chunk, slice_ms, fire_ms, merge_ms, tr,
                        float(watermark_ms),
-                       {"idle": cals[0].tuples, "busy": cals[1].tuples, "fill": cals[2].tuples if len(cals) > 2 else 0,
-                        "busy_pairs": pairs})
+                       {"idle": cals[0].tuples, "busy": cals[1].tuples,
+                        "fill": fill_ep.tuples if fill_ep is not None else 0, "busy_pairs": pairs})
 
 
 def check(c: Calibration, mean_cost_ms: float, when: str) -> None:

@@ -8,7 +8,7 @@ temporary files live in one directory.  :func:`local_cluster` starts it, waits u
 TaskManager has registered, and stops it when the block ends, whatever happens: every process
 group it started (the TaskManagers first), then a watchdog that would have killed them had this
 process died first.  The directory is removed unless the block failed (its logs then stay for
-the message that names them).  :meth:`FlinkCluster.kill_taskmanager` kills one TaskManager (a
+the message that names them) or ``SKEWBENCH_KEEP_CLUSTER=1``.  :meth:`FlinkCluster.kill_taskmanager` kills one TaskManager (a
 crash, SIGKILL) and :meth:`FlinkCluster.start_taskmanager` starts a replacement, as a
 supervisor would.
 """
@@ -250,5 +250,5 @@ def local_cluster(workdir: Path, *, parallelism: int, taskmanagers: int = TASKMA
         ok = True
     finally:
         cl.stop()
-        if ok:
+        if ok and os.environ.get("SKEWBENCH_KEEP_CLUSTER") != "1":  # kept for its logs when asked
             shutil.rmtree(workdir, ignore_errors=True)

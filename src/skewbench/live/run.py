@@ -127,7 +127,9 @@ def merge_tasks(n_keys: int, parallelism: int) -> np.ndarray:
 def engine_settings(cfg: LiveConfig) -> dict[str, Any]:
     return {"work": cfg.work, "window_ms": cfg.window_ms, "watermark_ms": cfg.watermark_ms,
             "merge_cost_ms": cfg.merge_cost_ms, "state_backend": cfg.state_backend,
-            "checkpoint_ms": int(round(cfg.checkpoint_s * 1000)), "buffer_timeout_ms": 0, "lead_ms": 300}
+            "checkpoint_ms": int(round(cfg.checkpoint_s * 1000)), "buffer_timeout_ms": 0, "lead_ms": 300,
+            # a restart waits for a lost TaskManager's replacement: up to a minute of attempts
+            "restarts": 30, "restart_delay_ms": 2000}
 
 
 def engine_phase(p: dec.Phase, cfg: LiveConfig, rep: int, settings: dict[str, Any]) -> EnginePhase:
@@ -166,6 +168,16 @@ def check_routing(ep: EnginePhase, rec: Recorded) -> None:
                           f"decided {int(ep.worker[i])}" for i in diff[:3].tolist())
         raise RoutingMismatch(f"flink ran {ep.name} on other workers than decided for {diff.size:,} of its "
                               f"{ep.tuples:,} tuples; the first: {first}")
+
+
+def check_counts(engine: str, phase: dec.Phase, records: list[int]) -> None:
+    """An engine that reports only which worker ran each tuple (Spark): the records per worker
+    equal the decided loads, or :class:`RoutingMismatch` naming the workers that differ."""
+    want = phase.loads.tolist()
+    if records != want:
+        diff = {w: (records[w], want[w]) for w in range(len(want)) if records[w] != want[w]}
+        raise RoutingMismatch(f"{engine} ran {phase.name} on other workers than decided: worker: (ran, decided) "
+                              f"{dict(list(diff.items())[:8])}{' ...' if len(diff) > 8 else ''}")
 
 
 def exact_finals(ep: EnginePhase, rec: Recorded) -> tuple[np.ndarray, int]:
@@ -593,10 +605,7 @@ def spark_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
     for p in todo:
         meas = []
         for t in reps[p.name]:
-            if np.bincount(t["worker"], minlength=p.workers).tolist() != p.loads.tolist():
-                raise RoutingMismatch(f"spark ran {p.name} on other workers than decided: records per worker "
-                                      f"{np.bincount(t['worker'], minlength=p.workers).tolist()}, decided "
-                                      f"{p.loads.tolist()}")
+            check_counts("spark", p, np.bincount(t["worker"], minlength=p.workers).astype(int).tolist())
             tm = sp.task_metrics(t["worker"], t["start"], t["end"], p.workers)
             meas.append({"makespan_s": tm["makespan_s"], "throughput": p.executed / tm["makespan_s"]
                          if tm["makespan_s"] else None, "largest_over_median_task": tm["largest_over_median_task"],

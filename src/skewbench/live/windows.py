@@ -111,7 +111,7 @@ def run(decisions: Sequence[WindowDecisions], cost_ms: float = 1.0, work: str = 
     per worker locally), after a calibration stage; rows per (strategy, window) and the engine's
     measured per-tuple overhead."""
     from skewbench.live import spark as sp
-    from skewbench.live.run import check_routing
+    from skewbench.live.run import check_counts
 
     if not decisions:
         raise SkewbenchError("no strategy to run")
@@ -135,7 +135,7 @@ def run(decisions: Sequence[WindowDecisions], cost_ms: float = 1.0, work: str = 
             ph = window_phase(d, w, cost_ms)
             tm = sp.run_phase(session, ph, cpu)
             records = np.bincount(tm["worker"], minlength=workers).astype(int).tolist()
-            check_routing("spark", ph, records)
+            check_counts("spark", ph, records)
             span = float(tm["end"].max() - tm["start"].min()) if ph.executed else 0.0
             predicted = float(d.loads_after[w].max()) * (cost_ms + overhead_ms) / 1000.0
             t_sp = float(d.t_sp_s[w])
