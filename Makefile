@@ -1,9 +1,10 @@
 # skewbench: every target bootstraps what it needs (virtual environment, locked dependencies).
 #   make run        the nightly pipeline once, on embedded defaults (Airflow, Spark, GE, MLflow);
 #                   RUN_CONF='{"catalog_set": "paper"}' passes the DAG's parameters
-#   make live       the live mode once (the skewbench_live DAG with dag.test()): the catalog's live set
-#                   executed on Flink and Spark with each strategy's decisions, measured against the
-#                   simulator's prediction; RUN_CONF='{"engines": ["spark"]}' passes its parameters
+#   make live       the live mode once (the skewbench_live DAG with dag.test()), short: live-zipf-1.4
+#                   on Flink and Spark, six strategies, 8 s phases twice, each measured against the
+#                   model's prediction (under 10 minutes on 2 cores); RUN_CONF='{"engines": ["spark"]}'
+#                   replaces that conf (the Params it does not name: the DAG's weekly defaults)
 #   make ui         the Airflow and MLflow UIs on localhost (make ui-stop stops them)
 #   make cluster    a Spark standalone cluster on localhost, a master and 2 workers (make cluster-stop)
 #   make datasets   generate, validate and describe the default dataset catalog only
@@ -115,6 +116,8 @@ run: $(READY)
 	$(BIN)/airflow db migrate > $(STATE)/airflow-migrate.log 2>&1 || { tail -20 $(STATE)/airflow-migrate.log; exit 1; }
 	$(BIN)/python scripts/run_nightly.py $(if $(RUN_CONF),'$(RUN_CONF)')
 
+# the live DAG once on scripts/run_live.py's short conf (DEFAULT_CONF: live-zipf-1.4, kg, pkg, dc,
+# sg, flink and spark-sql, 8 s phases twice, on Flink and Spark); a RUN_CONF replaces it
 live: export SKEWBENCH_FLINK_PYTHON := $(FLINK_PYTHON)
 live: $(READY) $(FLINK_STAMP)
 	@mkdir -p $(STATE)/mlflow

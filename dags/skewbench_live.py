@@ -20,20 +20,38 @@ from skewbench.settings import settings
 DOC = """
 ### skewbench live: simulated vs measured
 
-For every selected dataset (default: the catalog's `live` set) and engine (Flink, Spark): the
-stream's first `tuples` tuples executed on the engine with each strategy's own decisions (routed
-through a custom partitioner), and with the engine's own routing where it has one (Flink's
-`keyBy` for `flink`, Spark SQL's `repartition` for `spark-sql`); the records per worker must
-equal the strategy's loads to the tuple, else the run fails and shows the difference. Each
-strategy's measured throughput, latency (Flink) or stage makespan (Spark) is set beside what the
-simulator predicts for the same stream, rate, costs and parallelism, with the engine's per-tuple
-overhead measured once per run by a calibration phase.
+For every selected dataset (default: the catalog's `live` set), each strategy's own decisions
+executed on a real engine, repeated, measured, and set beside what the model predicts for the
+same stream, rate, costs and parallelism.
+
+**Flink** (a local standalone cluster started for the run: a JobManager and `taskmanagers`
+TaskManagers, each a process of its own; or the cluster at `flink_address`). A phase per
+strategy is a keyed windowed aggregation (`job` = `agg`: count and sum per key and tumbling
+`window` in Flink keyed state, and a merge stage when the decisions split a key; `map`: the
+stateless worker) on the stream's prefix: `duration` seconds at `load` percent of the workers'
+capacity (or at `rate` tuples per second; or the first `tuples` tuples), each tuple sleeping (or
+spinning, `work`) its `cost`. Every tuple goes to the worker its strategy decided (a custom
+partitioner); `flink` runs on Flink's own `keyBy` instead (`native`). Every phase runs `repeat`
+times, the strategies' order rotated, between two calibrations on a stream of their own (the
+cluster warmed up first, its numbers discarded): an implausible calibration, or one that drifted
+during the run, stops the run. Every tuple must have run once on the worker decided and every
+final aggregate must equal the exact count and sum of its key and window, else the run fails and
+names the first difference.
+
+**Spark**: one batch stage per phase on the first `spark_tuples` tuples, `repeat` times, between
+two calibration stages; `spark-sql` on Spark SQL's own `repartition`. The records of every
+partition must equal the strategy's loads to the tuple.
+
+Each strategy's row holds, per metric, the median over the repetitions with its minimum and
+maximum, the prediction and their ratio: throughput, latency percentiles, source back-pressure
+and merge records on Flink; the stage's makespan on Spark.
 
 Steps: `check_params` (one sentence per bad value before anything starts; the Flink engine needs
-the Flink environment, `make flink-env`) -> `prepare_dataset` (materialise and validate, as the
-nightly) -> `open_tracking` -> `run_live` (one dataset at a time: two runs at once would share the
-cores they measure) -> `log_to_mlflow` -> `report` (the page `live.html`) -> `site`.
-`mark_failed` ends the MLflow parent FAILED with the reason when a step fails.
+the Flink environment, `make flink-env`, and a JDK: its job's jar is compiled here) ->
+`prepare_dataset` (materialise and validate, as the nightly) -> `open_tracking` -> `run_live`
+(one dataset at a time: two runs at once would share the cores they measure) -> `log_to_mlflow`
+-> `report` (the page `live.html`) -> `site`. `mark_failed` ends the MLflow parent FAILED with
+the reason when a step fails.
 
 MLflow: experiment `skewbench-live`, a parent run per DAG run (tag `skewbench.key =
 skewbench_live/<run id>`: a retry or a re-run updates the same runs), a nested run per (dataset,
@@ -43,8 +61,11 @@ which links back (`skewbench.live_run`).
 
 Retries: a live run retried after a failure runs every phase again from the start; its log and
 its MLflow runs say so (`skewbench.attempt`): a run's timing after a restart is not a measurement.
+A routing or a final aggregate that differs from the decisions' fails at once, without retry.
 
-Runs weekly (Sunday 03:00 UTC, after the nightly) and by hand with the Params below.
+Runs weekly (Sunday 03:00 UTC, after the nightly) with the defaults below: a long run (every
+default strategy, three repetitions, 30 s phases where the dataset is that long), and by hand with
+the Params. `make live` runs a short conf (one dataset, six strategies, 8 s phases).
 Outputs: `$SKEWBENCH_RUNS_ROOT/<logical date>/live-<run id>/<dataset>/live.json` and `live.html`.
 """
 
@@ -97,14 +118,16 @@ def skewbench_live():
 
     @task(max_active_tis_per_dagrun=1, retries=1)
     def run_live(dataset: dict, conf: dict, ti=None) -> dict:
-        """The dataset's stream on every engine, every strategy; a routing that differs from the
-        strategy's decisions fails at once (the same decisions would differ again)."""
-        from skewbench.live.run import RoutingMismatch
+        """The dataset's stream on every engine, every strategy, repeated between two
+        calibrations; a routing or a final aggregate that differs from the decisions' fails at
+        once (the same decisions would differ again); anything else (an implausible calibration
+        on a loaded machine, say) is retried once, from the start."""
+        from skewbench.live.run import AggregateMismatch, RoutingMismatch
 
         try:
             return steps.run_dataset(conf, dataset, conf["out_root"], attempt=ti.try_number)
-        except RoutingMismatch as e:
-            raise AirflowFailException(f"RoutingMismatch: {e}") from None
+        except (RoutingMismatch, AggregateMismatch) as e:
+            raise AirflowFailException(f"{type(e).__name__}: {e}") from None
 
     @task
     def log_to_mlflow(conf: dict, done: list[dict], dag=None, run_id=None) -> dict:

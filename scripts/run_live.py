@@ -1,9 +1,24 @@
-"""Run the skewbench_live DAG once with `dag.test()` on the embedded defaults (`make live`).
+"""Run the skewbench_live DAG once with `dag.test()` (`make live`).
 
-Its log goes to $SKEWBENCH_STATE/logs/live-<time>.log; meanwhile one line per finished task
-(with the phases the live runs report), then each dataset's table of measured against predicted
-(skewbench.live.cli.table), the rank agreement, and where the page and MLflow's store are.
-Usage: python scripts/run_live.py [JSON_CONF]   (e.g. '{"engines": ["spark"], "tuples": 2000}')
+Without a conf it runs a short one, DEFAULT_CONF, made to finish in under 10 minutes on a
+2-core machine with the Flink environment (`make flink-env`): the catalog's live-zipf-1.4 on
+Flink and Spark, strategies kg, pkg, dc, sg, flink and spark-sql, 8 workers at 10 ms a tuple,
+every phase twice. On Flink a phase is 8 s of stream at 62.5% of the workers' capacity (500
+tuples a second: 4,000 tuples), on Spark a batch stage of 1,000 tuples. About 7 minutes in all:
+Flink's cluster, warm-up and two calibrations take about 1.8 min and its 12 phases about 3.5
+(the skewed ones drain for up to 20 s), Spark about 1, Airflow, the dataset and MLflow the rest.
+Why 10 ms: Spark's per-record overhead (0.1-0.3 ms, a sleeping task's wake-up) varies from one
+calibration stage to the next by more than the run accepts at 1-5 ms a tuple (it refuses an
+overhead that moved by over 25% of the larger of itself and 1% of the cost).
+A conf given (JSON, `make live RUN_CONF='...'`) replaces DEFAULT_CONF: the Params it does not
+name take the DAG's defaults (the weekly run's: every default strategy, 1 ms a tuple, 30 s phases,
+3 runs each).
+
+Its log goes to $SKEWBENCH_STATE/logs/live-<time>.log; meanwhile one line per finished task and
+per finished phase, calibration and repetition the live runs report, then each dataset's table
+of measured against predicted (skewbench.live.cli.table), the rank agreement, and where the page
+and MLflow's store are.
+Usage: python scripts/run_live.py [JSON_CONF]   (e.g. '{"engines": ["spark"], "repeat": 1}')
 """
 
 from __future__ import annotations
@@ -19,7 +34,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DAG = "skewbench_live"
-SHOWN = re.compile(r"\[DAG TEST\] end task task_id=(\S+) map_index=(-?\d+)|^\s*(flink|spark): phase .* done")
+#: the short run `make live` does without a conf (module docstring)
+DEFAULT_CONF = {"datasets": ["live-zipf-1.4"], "engines": ["flink", "spark"],
+                "strategies": ["kg", "pkg", "dc", "sg", "flink", "spark-sql"], "workers": 8, "cost": "10",
+                "duration": 8, "repeat": 2, "spark_tuples": 1000}
+#: the lines echoed while the run goes: Airflow's end of each task, and the live run's progress
+#: (skewbench.live.run): "flink: a local cluster of 2 TaskManagers ... is up", "flink: 12 phases
+#: (6 strategies x 2), about 3 min of stream and drain (predicted)", "flink: calibration
+#: calibration-before-busy done (...)", "flink: phase kg#1 done (...)", "flink: calibration before:
+#: overhead ...", "flink: engine done in 250 s", "spark: repetition 1/2 kg done"
+SHOWN = re.compile(r"\[DAG TEST\] end task task_id=(\S+) map_index=(-?\d+)"
+                   r"|^\s*(?:flink|spark): (?:phase|again|calibration|repetition) \S.* done\b"
+                   r"|^\s*flink: (?:a local cluster of |\d+ phases \(|calibration (?:before|after):|engine done)")
 
 
 def child(conf: dict) -> None:
@@ -48,7 +74,7 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(json.loads(sys.argv[2]))
         return
-    conf = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    conf = json.loads(sys.argv[1]) if len(sys.argv) > 1 else dict(DEFAULT_CONF)
     state = Path(os.environ.get("SKEWBENCH_STATE", ROOT / ".skewbench"))
     (state / "logs").mkdir(parents=True, exist_ok=True)
     log = state / "logs" / f"live-{datetime.now():%Y%m%d-%H%M%S}.log"
@@ -81,11 +107,11 @@ def main() -> None:
     print(f"\n{DAG} {run['run_id']}: {run['state']} in {time.monotonic() - t0:.0f} s"
           + (f"; failed: {', '.join(failed)}" if failed else ""))
     from skewbench.live.cli import table
+    from skewbench.live.steps import describe
 
     for path in results(run["run_id"]):
         res = json.loads(path.read_text())
-        print(f"\n{res['stream']['dataset']} ({res['stream']['tuples']:,} tuples, {res['stream']['cost_model']}, "
-              f"{res['stream']['workers']} workers)\n{table(res['rows'])}")
+        print(f"\n{describe(res)}\n{table(res['rows'])}")
         for a in res["agreement"]:
             tau = "-" if a["kendall_tau"] is None else f"{a['kendall_tau']:.3f}"
             print(f"  {a['engine']}: {a['metric']} ranks {a['strategies']} strategies alike, Kendall tau {tau}")

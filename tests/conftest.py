@@ -108,7 +108,8 @@ FILE_SECONDS = {
     "tests/integration/test_cli_replay.py": 25, "tests/integration/test_tracking_server.py": 25,
     "tests/reproduction/test_live_repro.py": 190,
     "tests/integration/test_flink_engine.py": 40, "tests/integration/test_live_flink.py": 55,
-    "tests/integration/test_live_spark.py": 25, "tests/property/test_live_property.py": 12,
+    "tests/integration/test_live_spark.py": 45, "tests/property/test_live_property.py": 12,
+    "tests/property/test_live_model_property.py": 15,
     "tests/unit/test_live_config.py": 2,
     # measured 2026-11-28 with SKEWBENCH_SLOW=1 (make test: its two fast tests, about 6 s)
     "tests/integration/test_live_dag.py": 115, "tests/integration/test_live_tracking.py": 5,

@@ -1,10 +1,15 @@
 """The live DAG's Airflow-free pieces: its Params (sections, defaults, one sentence per bad value),
-the Flink engine's preconditions, the retry note, and the simulated-vs-measured figures."""
+what they make of a live run (:class:`skewbench.live.config.LiveConfig`), the Flink engine's
+preconditions, the retry note, the simulated-vs-measured figures, and ``make live``'s short
+default run (``scripts/run_live.py``: its conf and the progress lines it echoes)."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
 import io
 import re
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -14,36 +19,120 @@ from skewbench.errors import SkewbenchError
 from skewbench.live import config as lc
 from skewbench.live import steps
 
+REPO = Path(__file__).resolve().parents[2]
+SECTIONS = {
+    "datasets": "Datasets", "engines": "Engines", "flink_address": "Engines", "taskmanagers": "Engines",
+    "native": "Engines", "strategies": "Strategies", "shedders": "Shedders", "workers": "Stream and work",
+    "duration": "Stream and work", "load": "Stream and work", "rate": "Stream and work", "tuples": "Stream and work",
+    "cost": "Stream and work", "work": "Stream and work", "job": "Flink job", "window": "Flink job",
+    "merge_parallelism": "Flink job", "state_backend": "Flink job", "checkpoint_interval": "Flink job",
+    "repeat": "Measurement", "spark_tuples": "Measurement"}
+#: a Param and the option of ``skewbench live`` (its click parameter's name) that it sets
+CLI_NAMES = {"workers": "workers", "duration": "duration_s", "load": "load", "rate": "rate", "tuples": "tuples",
+             "cost": "cost", "work": "work", "job": "job", "window": "window_ms",
+             "merge_parallelism": "merge_parallelism", "state_backend": "state_backend",
+             "checkpoint_interval": "checkpoint_s", "repeat": "repeat", "spark_tuples": "spark_tuples",
+             "taskmanagers": "taskmanagers"}
+#: a Param and the LiveConfig field it sets
+FIELDS = {**CLI_NAMES, "engines": "engines", "strategies": "grouping", "shedders": "shedding", "native": "native",
+          "flink_address": "flink_address"}
+
 
 def test_params_come_in_sections_with_the_cli_defaults():
+    from skewbench.live.cli import command
+
     schema = steps.params_schema()
-    assert {k: v["section"] for k, v in schema.items()} == {
-        "datasets": "Datasets", "engines": "Engines", "flink_address": "Engines", "native": "Engines",
-        "strategies": "Strategies", "shedders": "Shedders", "workers": "Stream and work", "tuples": "Stream and work",
-        "rate": "Stream and work", "cost": "Stream and work", "work": "Stream and work"}
+    assert {k: v["section"] for k, v in schema.items()} == SECTIONS
     assert schema["strategies"]["default"] == [*lc.DEFAULT_GROUPING, "spark-sql"]
-    assert (schema["workers"]["default"], schema["tuples"]["default"], schema["cost"]["default"]) == (8, 4000, "1")
+    # every Param's default is `skewbench live`'s
+    cli = {p.name: p.default for p in command.params}
+    assert {k: schema[k]["default"] for k in CLI_NAMES} == {k: cli[v] for k, v in CLI_NAMES.items()}
+    assert {k: schema[k]["default"] for k in CLI_NAMES} == {
+        "workers": 8, "duration": 30.0, "load": 62.5, "rate": None, "tuples": None, "cost": "1", "work": "sleep",
+        "job": "agg", "window": 1000.0, "merge_parallelism": 0, "state_backend": "hashmap", "checkpoint_interval": 0.0,
+        "repeat": 3, "spark_tuples": 4000, "taskmanagers": 2}
+    # rate and tuples may be left empty (from load and from duration): optional in the form
+    assert schema["rate"]["type"] == ["null", "number"] and schema["tuples"]["type"] == ["null", "integer"]
+    assert (schema["job"]["enum"], schema["state_backend"]["enum"]) == (["agg", "map"], ["hashmap", "rocksdb"])
     # the form's number inputs would clamp an out-of-range value silently: no bounds, the range in words
-    assert not {"minimum", "maximum"} & set(schema["workers"]) and "(allowed: 1 to 64)" in schema["workers"]["description"]
+    assert not any({"minimum", "maximum"} & set(spec) for spec in schema.values())
+    assert "(allowed: 1 to 64)" in schema["workers"]["description"]
+    assert "(allowed: 1 to 600)" in schema["duration"]["description"]
+    assert "(allowed: 1 to 20)" in schema["repeat"]["description"]
+    assert "empty = from load" in schema["rate"]["description"]
+    assert "empty = from duration" in schema["tuples"]["description"]
     assert set(steps.form_params()) == set(schema)
 
 
-def test_defaults_run_the_live_set():
+def test_defaults_run_the_live_set_as_skewbench_live_would():
     conf = steps.check_params({"engines": ["spark"]})
     assert conf["datasets"] == ["live-zipf-1.4", "live-zipf-2.0"]
-    assert (conf["cost"], conf["workers"], conf["tuples"], conf["native"]) == (1.0, 8, 4000, True)
+    assert (conf["cost"], conf["workers"], conf["tuples"], conf["rate"], conf["native"]) == (1.0, 8, None, None, True)
+    cfg = steps.config(conf, "live-zipf-1.4")
+    # the LiveConfig of `skewbench live live-zipf-1.4 --engines spark --strategies <the DAG's>`
+    want = lc.LiveConfig(dataset="live-zipf-1.4", engines=("spark",), grouping=steps.DEFAULT_STRATEGIES)
+    assert dataclasses.asdict(cfg) == dataclasses.asdict(want)
+    assert (cfg.rate_for(1.0), cfg.tuples_for(1.0)) == (5000.0, 150_000)  # 30 s at 62.5% of 8 workers of 1 ms
+
+
+def test_every_param_reaches_the_live_run():
+    given = {"engines": ["spark"], "strategies": ["kg", "pkg"], "shedders": ["las"], "native": False,
+             "flink_address": "", "workers": 4, "duration": 12.5, "load": 80, "rate": 300, "tuples": 900,
+             "cost": "2.5", "work": "cpu", "job": "map", "window": 500, "merge_parallelism": 3,
+             "state_backend": "rocksdb", "checkpoint_interval": 5, "repeat": 2, "spark_tuples": 1000,
+             "taskmanagers": 3}
+    cfg = steps.config(steps.check_params(given), "live-zipf-2.0")
+    assert set(FIELDS) | {"datasets"} == set(steps.params_schema())
+    got = {k: getattr(cfg, f) for k, f in FIELDS.items()}
+    assert got == {**given, "engines": ("spark",), "strategies": ("kg", "pkg"), "shedders": ("las",), "cost": 2.5,
+                   "duration": 12.5, "load": 80.0, "rate": 300.0, "window": 500.0, "checkpoint_interval": 5.0}
+    assert cfg.dataset == "live-zipf-2.0" and (cfg.rate_for(2.5), cfg.tuples_for(2.5)) == (300.0, 900)
+    # rate empty: from the load; tuples empty: from the duration at that rate
+    cfg = steps.config(steps.check_params({**given, "rate": None, "tuples": None}), "live-zipf-2.0")
+    assert (cfg.rate, cfg.tuples, cfg.rate_for(2.5), cfg.tuples_for(2.5)) == (None, None, 1280.0, 16_000)
+    # a rate of 0 (every tuple due at once) is Spark's alone
+    assert steps.config(steps.check_params({**given, "rate": 0}), "live-zipf-2.0").rate == 0.0
+
+
+#: one bad value per Param, and the sentence each gets, in the order check_params writes them
+EVERY_BAD = [
+    ("colour", "red", "unknown parameter 'colour'; known: datasets, engines, "),
+    ("engines", ["spark", "storm"], "parameter 'engines': 'storm' is not one of flink, spark."),
+    ("workers", 0, "parameter 'workers': 0 is out of range; allowed: 1 to 64."),
+    ("duration", 0.5, "parameter 'duration': 0.5 is out of range; allowed: 1 to 600."),
+    ("load", 0, "parameter 'load': 0 is out of range; allowed: above 0 and at most 1,000."),
+    ("rate", -1, "parameter 'rate': -1 is out of range; allowed: 0 to 200,000."),
+    ("tuples", 2.5, "parameter 'tuples' is an integer or empty, got 2.5."),
+    ("cost", "x", "parameter 'cost' is milliseconds per tuple or 'dataset', got 'x'."),
+    ("work", "gpu", "parameter 'work': 'gpu' is not one of sleep, cpu."),
+    ("job", "join", "parameter 'job': 'join' is not one of agg, map."),
+    ("window", 1, "parameter 'window': 1 is out of range; allowed: above 1 and at most 3,600,000."),
+    ("merge_parallelism", -1, "parameter 'merge_parallelism': -1 is out of range; allowed: 0 to 64."),
+    ("state_backend", "memory", "parameter 'state_backend': 'memory' is not one of hashmap, rocksdb."),
+    ("checkpoint_interval", "often", "parameter 'checkpoint_interval' is a number, got 'often'."),
+    ("repeat", 21, "parameter 'repeat': 21 is out of range; allowed: 1 to 20."),
+    ("spark_tuples", 0, "parameter 'spark_tuples': 0 is out of range; allowed: 1 to 5,000,000."),
+    ("taskmanagers", 17, "parameter 'taskmanagers': 17 is out of range; allowed: 1 to 16."),
+    ("native", "yes", "parameter 'native' is true or false, got 'yes'."),
+    ("flink_address", "nohost", "parameter 'flink_address' is HOST:PORT of a Flink REST endpoint or empty, got "
+                                "'nohost'."),
+]
 
 
 def test_every_bad_value_is_one_sentence_before_anything_starts():
-    bad = {"workers": 0, "tuples": 10**9, "rate": -1, "cost": "x", "engines": ["spark", "storm"], "native": "yes",
-           "flink_address": "nohost", "work": "gpu", "colour": "red"}
     with pytest.raises(SkewbenchError, match=r"^unknown parameter 'colour'; known: datasets, ") as e:
-        steps.check_params(bad)
+        steps.check_params({name: v for name, v, _ in EVERY_BAD})
     msg = str(e.value)
     assert "\n" not in msg
-    sentences = re.findall(r"parameter '(\w+)'", msg)
-    assert sentences == ["colour", "engines", "workers", "tuples", "rate", "cost", "work", "native", "flink_address"]
-    assert "parameter 'rate': -1 is out of range; allowed: 0 to 200,000." in msg
+    assert re.findall(r"parameter '(\w+)'", msg) == [name for name, _, _ in EVERY_BAD]
+    at = [msg.index(sentence) for _, _, sentence in EVERY_BAD]
+    assert at == sorted(at), msg
+
+
+@pytest.mark.parametrize("name, value, sentence", EVERY_BAD[1:], ids=[n for n, _, _ in EVERY_BAD[1:]])
+def test_each_bad_value_alone_is_its_sentence(name, value, sentence):
+    with pytest.raises(SkewbenchError, match="^" + re.escape(sentence) + "$"):
+        steps.check_params({"engines": ["spark"], name: value})
 
 
 @pytest.mark.parametrize("params,message", [
@@ -53,11 +142,35 @@ def test_every_bad_value_is_one_sentence_before_anything_starts():
     ({"engines": []}, r"^parameter 'engines' is empty; choose from flink, spark\.$"),
     ({"datasets": ["zipf-1.2"]}, r"^unknown dataset 'zipf-1\.2'"),
     ({"cost": "0"}, r"^parameter 'cost': 0\.0 is out of range; allowed: above 0 and at most 1,000\.$"),
-    ({"tuples": 200_000, "cost": "5"}, r"take at least 125 s per strategy and engine; at most 120: fewer tuples or "
-                                       r"a lower cost$"),
+    ({"tuples": True}, r"^parameter 'tuples' is an integer or empty, got True\.$"),
+    ({"rate": "fast"}, r"^parameter 'rate' is a number or empty, got 'fast'\.$"),
+    ({"duration": None}, r"^parameter 'duration' is a number, got None\.$"),
+    ({"engines": ["flink", "spark"], "rate": 0},
+     r"^parameter 'rate': 0 \(every tuple due at once\) has no steady state to measure on Flink; leave it empty "
+     r"\(from load\) or give tuples per second\.$"),
+    # at a fixed rate (the load's: 1,000 tuples a second of 5 ms on 8 workers), 2,000 s of stream
+    ({"tuples": 2_000_000, "cost": "5", "engines": ["flink", "spark"]}, r"^2,000,000 tuples of 5 ms on 8 workers take at least 2000 s per strategy "
+                                         r"and engine; at most 600: a shorter duration, fewer tuples, a lower load or "
+                                         r"a lower cost$"),
+    ({"tuples": 40_000, "rate": 50, "engines": ["flink", "spark"]}, r"^40,000 tuples of 1 ms on 8 workers at 50/s take at least 800 s "),
+    # 600 s at ten times the workers' capacity: 48,000,000 tuples, 6,000 s of work
+    ({"duration": 600, "load": 1000, "engines": ["flink", "spark"]},
+     r"^48,000,000 tuples of 1 ms on 8 workers take at least 6000 s per strategy"),
+    ({"spark_tuples": 2_000_000, "cost": "5"},
+     r"^parameter 'spark_tuples': 2,000,000 tuples of 5 ms on 8 workers take at least 1250 s per strategy on Spark; "
+     r"at most 600: fewer spark_tuples or a lower cost\.$"),
 ])
 def test_bad_params(params, message):
     with pytest.raises(SkewbenchError, match=message):
+        steps.check_params({"engines": ["spark"], **params})
+
+
+def test_the_limits_themselves_pass():
+    for params in ({"duration": 1}, {"duration": 600}, {"load": 1000, "duration": 60}, {"rate": 0}, {"rate": 200_000,
+                   "tuples": 1000}, {"tuples": 1}, {"tuples": 2_000_000, "rate": 10_000}, {"window": 3_600_000},
+                   {"merge_parallelism": 64}, {"checkpoint_interval": 3600}, {"repeat": 1}, {"repeat": 20},
+                   {"spark_tuples": 1}, {"taskmanagers": 1}, {"taskmanagers": 16}, {"job": "map"},
+                   {"state_backend": "rocksdb"}, {"cost": "dataset", "tuples": 2_000_000}):
         steps.check_params({"engines": ["spark"], **params})
 
 
@@ -110,3 +223,73 @@ def test_figures_measured_against_predicted_per_engine():
     html = livepage.page_html("t", [{"dataset": "d", "rows": rows, "simulated": {"kg": "http://ui/#/x"}}])
     assert html.count("<img ") == 4 and html.count('href="http://ui/#/x"') == 2
     assert "kg (native)" not in html and "flink (native)" in html
+
+
+# --------------------------------------------------------------------------------------------
+# make live (scripts/run_live.py)
+
+
+def _run_live_script():
+    spec = importlib.util.spec_from_file_location("run_live_script", REPO / "scripts" / "run_live.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_make_live_runs_a_short_default_conf():
+    """Without a conf, `make live` runs one dataset of the live set on both engines, six strategies
+    (both engines' own routing among them), 8 s phases twice at 10 ms a tuple: the Params check
+    passes it, its 8 s at the load's rate fit in the dataset (no phase cut short), and each
+    strategy's work stays within a few seconds a phase on either engine."""
+    from skewbench.datasets.catalog import load_catalog
+
+    conf = _run_live_script().DEFAULT_CONF
+    assert conf["engines"] == ["flink", "spark"] and {"flink", "spark-sql"} <= set(conf["strategies"])
+    assert len(conf["strategies"]) == 6 and conf["duration"] == 8 and conf["repeat"] == 2
+    values, bad = steps._values(conf)
+    assert bad == []
+    (name,) = values["datasets"]
+    entry = load_catalog().select([name])[0]
+    assert "live" in entry.sets
+    cost = float(values["cost"])
+    cfg = steps.config(values, name)
+    assert (cfg.rate_for(cost), cfg.tuples_for(cost)) == (500.0, 4000) and cfg.tuples_for(cost) <= entry.spec.tuples
+    # balanced, a phase's work is its 8 s at 62.5% (5 s on each worker); a Spark stage 1.25 s
+    assert cfg.tuples_for(cost) * cost / 1000 / cfg.workers == 5.0
+    assert cfg.spark_tuples * cost / 1000 / cfg.workers == 1.25
+
+
+def test_make_live_echoes_the_tasks_and_the_live_runs_progress():
+    shown = _run_live_script().SHOWN
+    # as skewbench.live.run and flinkcluster write them
+    for line in ("flink: a local cluster of 2 TaskManagers x 8 slots is up at localhost:8081 (12 s)",
+                 "flink: 12 phases (6 strategies x 2), about 3 min of stream and drain (predicted)",
+                 "flink: calibration calibration-before-busy done (15,000 tuples, 6 s of stream; 21 s so far)",
+                 "flink: calibration before: overhead 0.012 ms per record, transport 0.31 ms, channels of ...",
+                 "flink: phase kg#1 done (20,000 tuples, 8 s of stream; 19 s so far)",
+                 "flink: phase flink (native)#2 done (20,000 tuples, 8 s of stream; 201 s so far)",
+                 "flink: again pkg#2 done (20,000 tuples, 8 s of stream; 13 s so far)",
+                 "flink: calibration after: overhead 0.013 ms per record, transport 0.30 ms",
+                 "flink: engine done in 262 s",
+                 "spark: repetition 1/2 kg done", "spark: repetition 2/2 spark-sql (native) done"):
+        assert shown.search(line), line
+    m = shown.search("[2026-11-28] INFO - [DAG TEST] end task task_id=run_live map_index=0")
+    assert m and m.groups() == ("run_live", "0")
+    for line in ("flink: warm-up warm-up-idle done (3,000 tuples; 9 s so far)", "spark: phase",
+                 "INFO - Task instance is in running state", "flink: 20,000 tuples at 2,500/s (8 s of stream)"):
+        assert not shown.search(line), line
+
+
+def test_a_runs_one_line_says_what_each_engine_ran():
+    result = {"dataset": "live-zipf-1.4",
+              "stream": {"dataset": "live-zipf-1.4", "workers": 8, "cost_model": "fixed 2 ms", "rate": 2500.0,
+                         "tuples": 20_000},
+              "rows": [{"engine": "flink", "tuples_offered": 20_000, "repeat": 2},
+                       {"engine": "spark", "tuples_offered": 4000, "repeat": 2},
+                       {"engine": "spark", "tuples_offered": 4000, "repeat": 2}]}
+    assert steps.describe(result) == ("live-zipf-1.4 (8 workers, fixed 2 ms; flink: 20,000 tuples at 2,500/s, 2 runs "
+                                      "a phase; spark: a batch stage of 4,000 tuples, 2 runs a phase)")
+    result["rows"] = result["rows"][1:2]
+    result["rows"][0]["repeat"] = 1
+    assert steps.describe(result).endswith("(8 workers, fixed 2 ms; spark: a batch stage of 4,000 tuples, 1 run a "
+                                           "phase)")

@@ -66,7 +66,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         lo, hi = r.get(f"{col}_min"), r.get(f"{col}_max")
         return "" if lo is None or hi is None or r.get("repeat", 1) < 2 else f" ({format(lo, fmt)}-{format(hi, fmt)})"
 
-    head = (f"{'engine':6s} {'strategy':16s} {'throughput measured':>27s} {'pred':>7s} {'ratio':>6s} "
+    head = (f"{'engine':6s} {'strategy':20s} {'throughput measured':>27s} {'pred':>7s} {'ratio':>6s} "
             f"{'p99 ms measured':>25s} {'pred':>7s} {'ratio':>6s} {'src bp ms':>9s} {'pred':>8s} {'merge':>7s}  "
             f"records per worker")
     lines = [head]
@@ -74,7 +74,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         name = r["strategy"] + (" (native)" if r["routing"] == "native" else "")
         thr = f(r.get("throughput_measured"), ".0f") + rng(r, "throughput_measured", ".0f")
         p99 = f(r.get("latency_p99_measured_ms"), ".0f") + rng(r, "latency_p99_measured_ms", ".0f")
-        lines.append(f"{r['engine']:6s} {name:16s} {thr:>27s} {f(r.get('throughput_predicted'), '7.0f')} "
+        lines.append(f"{r['engine']:6s} {name:20s} {thr:>27s} {f(r.get('throughput_predicted'), '7.0f')} "
                      f"{f(r.get('throughput_ratio'), '6.3f')} {p99:>25s} {f(r.get('latency_p99_predicted_ms'), '7.0f')} "
                      f"{f(r.get('latency_p99_ratio'), '6.3f')} {f(r.get('source_backpressured_ms'), '9.0f')} "
                      f"{f(r.get('source_backpressured_predicted_ms'), '8.0f')} {f(r.get('merge_records'), '7.0f')}  "

@@ -38,7 +38,7 @@ DEFAULT_SHEDDING = ("las", "bl", "sm", "fk")
 NATIVE = {"flink": "flink", "spark-sql": "spark"}
 
 # limits (a run sleeps through every tuple's cost on a real engine)
-MAX_TUPLES = 2_000_000
+MAX_TUPLES = 5_000_000
 MAX_WORKERS = 64
 MAX_RATE = 200_000.0
 MAX_COST_MS = 1_000.0
@@ -101,7 +101,7 @@ class LiveConfig:
         _num("duration", self.duration_s, 1.0, MAX_DURATION_S, "seconds of stream per phase")
         _num("warmup", self.warmup, 0.0, 0.9, "the share of a phase left out of its measurement")
         _int("repeat", self.repeat, 1, MAX_REPEAT)
-        _num("window", self.window_ms, 1.0, 3_600_000.0, "milliseconds", low_open=True)
+        _num("window", self.window_ms, 0.0, 3_600_000.0, "milliseconds", low_open=True)
         _int("watermark-interval", self.watermark_ms, 1, 10_000)
         _int("merge-parallelism", self.merge_parallelism, 0, MAX_WORKERS)
         _num("merge-cost", self.merge_cost_ms, 0.0, MAX_COST_MS, "milliseconds per partial aggregate")
@@ -173,6 +173,20 @@ class LiveConfig:
             raise SkewbenchError(f"{tuples:,} tuples of {mean_cost_ms:.3g} ms on {self.workers} workers"
                                  f"{f' at {self.rate:g}/s' if self.rate else ''} take at least {seconds:.0f} s per "
                                  f"strategy and engine; at most {MAX_SECONDS_PER_STRATEGY:.0f}: fewer --tuples")
+        if tuples > MAX_TUPLES:
+            raise SkewbenchError(f"{tuples:,} tuples a phase ({self.duration_s:g} s at {rate:,.0f} tuples a second), "
+                                 f"more than the {MAX_TUPLES:,} a live phase runs: a shorter --duration or a lower "
+                                 f"--rate or --load")
+
+
+    def check_spark_work(self, mean_cost_ms: float, tuples: int) -> None:
+        """Refuse a Spark stage of ``tuples`` whose work per strategy would exceed
+        :data:`MAX_SECONDS_PER_STRATEGY`."""
+        seconds = tuples * mean_cost_ms / 1000.0 / self.workers
+        if seconds > MAX_SECONDS_PER_STRATEGY:
+            raise SkewbenchError(f"{tuples:,} tuples of {mean_cost_ms:.3g} ms on {self.workers} workers take at least "
+                                 f"{seconds:.0f} s per strategy on Spark; at most {MAX_SECONDS_PER_STRATEGY:.0f}: fewer "
+                                 f"--spark-tuples or a lower cost")
 
 
 def operator_shedders() -> list[str]:

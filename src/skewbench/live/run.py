@@ -552,12 +552,13 @@ def _shedding_fields(sim: dict[str, Any], row: dict[str, Any], cfg: LiveConfig) 
 
 
 def _spark_calibration(session, stream: dec.Stream, cfg: LiveConfig, seed: int) -> dict[str, Any]:
-    """One stage of a separate stream (uniform keys, round robin, the run's costs cycled, at most
-    2,000 tuples, every worker backlogged): the per-record overhead, overall and per worker."""
+    """One stage of a separate stream (uniform keys, round robin, the run's costs cycled, 250
+    tuples a worker and at least 2,000, every worker backlogged): the per-record overhead,
+    overall and per worker."""
     from skewbench.live import spark as sp
     from skewbench.live.predict import calibrate
 
-    m = min(2000, max(cfg.workers * 50, 200))
+    m = max(2000, cfg.workers * 250)  # every worker's mean over 250 gaps at least: Spark's Python workers are noisy
     rng = np.random.default_rng(seed ^ 0x5EED)
     keys = rng.integers(0, cal.CAL_KEYS, m).astype(np.int64)
     w = (np.arange(m) % cfg.workers).astype(np.int32)
@@ -656,14 +657,18 @@ def live_rows(dataset: str, cfg: LiveConfig, work: Path, *, state: Path,
     given (a running local cluster, kept running)."""
     t = {"start": time.perf_counter()}
     cfg.check()
-    stream = dec.read_stream(dataset, cfg)
+    # the Flink phases' prefix (the duration at the rate), or the Spark stages' alone
+    stream = dec.read_stream(dataset, cfg) if "flink" in cfg.engines else \
+        dec.read_stream(dataset, cfg, tuples=cfg.spark_tuples)
     if stream.tuples == 0:
         raise SkewbenchError(f"{dataset}: no tuples to run")
-    cfg.check_work(float(stream.cost_ms.mean()), stream.tuples)
+    if "flink" in cfg.engines:
+        cfg.check_work(float(stream.cost_ms.mean()), stream.tuples)
     rows: list[dict[str, Any]] = []
     calibrations: dict[str, dict[str, Any]] = {}
     restarts: list[dict[str, Any]] = []
     decided: dict[str, dec.Phase] = {}
+    streams: dict[str, dict[str, Any]] = {}
     for engine in cfg.engines:
         if engine == "flink":
             strategies, sim = phases(stream, cfg)
@@ -673,19 +678,25 @@ def live_rows(dataset: str, cfg: LiveConfig, work: Path, *, state: Path,
                      f"s of stream), {len(strategies)} strategies x {cfg.repeat} repetitions")
             r, c, rs = _execute("flink", stream, strategies, sim, cfg, work / "flink", state, progress, cluster)
             restarts += rs
+            streams["flink"] = {"tuples": stream.tuples, "rate": stream.rate, "job": cfg.job,
+                                "duration_s": stream.tuples / stream.rate if stream.rate else None}
         else:
             sstream = dec.read_stream(dataset, cfg, tuples=cfg.spark_tuples)
+            cfg.check_spark_work(float(sstream.cost_ms.mean()), sstream.tuples)
             strategies, sim = phases(sstream, cfg)
             decided.update({p.strategy: p for p in strategies if p.strategy not in decided})
             r, c, _ = _execute("spark", sstream, strategies, sim, cfg, work / "spark", state, progress, cluster)
+            streams["spark"] = {"tuples": sstream.tuples, "rate": None, "job": "batch stage"}
         rows += r
         calibrations[engine] = c
         t[engine] = time.perf_counter()
     names = list(t)
+    first = streams[cfg.engines[0]]
     return LiveResult(rows, agreement(rows), calibrations,
-                      {"dataset": stream.name, "fingerprint": stream.fingerprint, "tuples": stream.tuples,
-                       "cost_model": stream.cost_model, "rate": stream.rate, "workers": cfg.workers, "work": cfg.work,
-                       "job": cfg.job, "repeat": cfg.repeat, "sources": cfg.sources, "window_ms": cfg.window_ms},
+                      {"dataset": stream.name, "fingerprint": stream.fingerprint, "tuples": first["tuples"],
+                       "cost_model": stream.cost_model, "rate": first["rate"], "workers": cfg.workers, "work": cfg.work,
+                       "job": first["job"], "repeat": cfg.repeat, "sources": cfg.sources, "window_ms": cfg.window_ms,
+                       "engines": streams},
                       {b: t[b] - t[a] for a, b in zip(names, names[1:])}, restarts, decided)
 
 

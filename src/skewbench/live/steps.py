@@ -4,14 +4,23 @@
 (per dataset, one at a time: two live runs at once would share the cores they measure) ->
 ``log_results`` -> ``report``; ``fail_tracking`` when any of them fails.
 
-Parameters (the DAG's Params form, checked again here with one sentence per bad value before
-anything starts):
+Parameters (the DAG's Params form, in sections, checked again here with one sentence per bad
+value before anything starts; names as ``skewbench live``'s options unless said):
 
-``datasets``        catalog names; empty: every entry of the catalog's ``live`` set
-``engines``         ``flink`` and/or ``spark``; ``flink_address`` (HOST:PORT of a running Flink's
-                    REST endpoint; empty: a local Flink), ``native`` (the engines' own routing too)
-``strategies``      grouping strategies; ``shedders`` operator shedders in front of worker 0
-``workers``, ``tuples``, ``rate``, ``cost``, ``work``   as ``skewbench live``'s options
+Datasets          ``datasets``: catalog names; empty: every entry of the catalog's ``live`` set
+Engines           ``engines`` (``flink`` and/or ``spark``), ``flink_address`` (HOST:PORT of a running
+                  Flink's REST endpoint; empty: a local standalone cluster of ``taskmanagers``
+                  TaskManagers started for the run), ``native`` (the engines' own routing too)
+Strategies        ``strategies``: grouping strategies
+Shedders          ``shedders``: operator shedders in front of worker 0
+Stream and work   ``workers``; ``duration`` (s of stream per Flink phase) at ``load`` (percent of the
+                  workers' capacity) unless ``rate`` (tuples per second) or ``tuples`` (the prefix)
+                  is given; ``cost`` (ms or 'dataset'), ``work`` (sleep or cpu)
+Flink job         ``job`` (agg: the keyed windowed aggregation; map: the stateless worker),
+                  ``window`` (ms), ``merge_parallelism`` (0: the workers'), ``state_backend``,
+                  ``checkpoint_interval`` (s, 0: none)
+Measurement       ``repeat`` (runs of every phase: medians with their range), ``spark_tuples``
+                  (the prefix a Spark stage runs)
 
 A dataset's outputs go to ``<runs root>/<logical date>/live-<run id>/<dataset>/``: ``live.json``
 (written atomically once the run is complete; :func:`skewbench.live.run.live_rows`'s result with
@@ -72,6 +81,9 @@ def params_schema() -> dict[str, dict[str, Any]]:
                           "description": "HOST:PORT of a running Flink cluster's REST endpoint (default: "
                                          "SKEWBENCH_FLINK_ADDRESS, the deployed stack's JobManager); empty = a "
                                          "local Flink started for the run."},
+        "taskmanagers": {"type": "integer", "default": 2, "section": "Engines",
+                         "description": "TaskManagers of the local Flink cluster started when flink_address is "
+                                        "empty, each a process of its own (allowed: 1 to 16)."},
         "native": {"type": "boolean", "default": True, "section": "Engines",
                    "description": "Also execute the engines' own routing (Flink's keyBy for flink, Spark SQL's "
                                   "repartition for spark-sql), checked against the strategy to the tuple."},
@@ -83,17 +95,45 @@ def params_schema() -> dict[str, dict[str, Any]]:
                      "description": "Operator shedders in front of worker 0 (e.g. las, bl, sm, fk); empty = none."},
         "workers": {"type": "integer", "default": 8, "section": "Stream and work",
                     "description": f"Parallelism (allowed: 1 to {lc.MAX_WORKERS})."},
-        "tuples": {"type": "integer", "default": 4000, "section": "Stream and work",
-                   "description": f"The stream's first tuples to execute (allowed: 1 to {lc.MAX_TUPLES:,})."},
-        "rate": {"type": "number", "default": 0.0, "section": "Stream and work",
-                 "description": f"Tuples per second, each stamped when due (latency); 0 = as fast as the engine "
-                                f"takes them (allowed: 0 to {lc.MAX_RATE:,.0f})."},
+        "duration": {"type": "number", "default": 30.0, "section": "Stream and work",
+                     "description": f"Seconds of stream per Flink phase, at the offered rate (allowed: 1 to "
+                                    f"{lc.MAX_DURATION_S:,.0f}); the dataset's length caps it."},
+        "load": {"type": "number", "default": lc.DEFAULT_LOAD, "section": "Stream and work",
+                 "description": "The offered rate in percent of the workers' capacity (workers x 1000 / mean cost, "
+                                "tuples per second) (allowed: above 0 and at most 1,000)."},
+        "rate": {"type": ["null", "number"], "default": None, "section": "Stream and work",
+                 "description": f"Tuples per second, each stamped when due; empty = from load; a number overrides "
+                                f"load (allowed: 0 to {lc.MAX_RATE:,.0f}; 0 = every tuple due at once, which has no "
+                                f"steady state to measure on Flink)."},
+        "tuples": {"type": ["null", "integer"], "default": None, "section": "Stream and work",
+                   "description": f"The stream's first tuples per Flink phase; empty = from duration at the rate "
+                                  f"(allowed: 1 to {lc.MAX_TUPLES:,})."},
         "cost": {"type": "string", "default": "1", "section": "Stream and work",
                  "description": f"Work per tuple in milliseconds, or 'dataset' (its cost column) (allowed: above 0 "
                                 f"and at most {lc.MAX_COST_MS:,.0f})."},
         "work": {"type": "string", "enum": list(lc.WORK), "default": "sleep", "section": "Stream and work",
                  "description": "sleep: a worker with a core of its own (right with fewer cores than workers); "
                                 "cpu: busy, for a cluster with a core per worker."},
+        "job": {"type": "string", "enum": list(lc.JOBS), "default": "agg", "section": "Flink job",
+                "description": "agg: a keyed windowed aggregation in Flink state (count and sum per key and "
+                               "window), with the merge stage split keys need; map: the stateless worker."},
+        "window": {"type": "number", "default": 1000.0, "section": "Flink job",
+                   "description": "The aggregation's tumbling window, milliseconds of event time (the due time) "
+                                  "(allowed: above 1 and at most 3,600,000)."},
+        "merge_parallelism": {"type": "integer", "default": 0, "section": "Flink job",
+                              "description": f"The merge stage's parallelism; 0 = the workers' (allowed: 0 to "
+                                             f"{lc.MAX_WORKERS})."},
+        "state_backend": {"type": "string", "enum": list(lc.STATE_BACKENDS), "default": "hashmap",
+                          "section": "Flink job",
+                          "description": "Flink's keyed state: hashmap (on the heap) or rocksdb."},
+        "checkpoint_interval": {"type": "number", "default": 0.0, "section": "Flink job",
+                                "description": "Seconds between checkpoints; 0 = none (allowed: 0 to 3,600)."},
+        "repeat": {"type": "integer", "default": 3, "section": "Measurement",
+                   "description": f"Runs of every phase on each engine (the strategies' order rotated): the "
+                                  f"medians with their minimum and maximum (allowed: 1 to {lc.MAX_REPEAT})."},
+        "spark_tuples": {"type": "integer", "default": lc.SPARK_TUPLES, "section": "Measurement",
+                         "description": f"The stream's first tuples a Spark stage runs (a batch) (allowed: 1 to "
+                                        f"{lc.MAX_TUPLES:,})."},
     }
 
 
@@ -121,16 +161,31 @@ def _names(name: str, v: Any, known: list[str] | None, bad: list[str], allow_emp
     return list(v)
 
 
-def _number(name: str, v: Any, lo: float, hi: float, integer: bool, bad: list[str], low_open: bool = False) -> Any:
+def _number(name: str, v: Any, lo: float, hi: float, integer: bool, bad: list[str], low_open: bool = False,
+            empty: bool = False) -> Any:
+    """``v`` within [lo, hi] (``(lo, hi]`` when ``low_open``); ``empty``: None is allowed too."""
+    if v is None and empty:
+        return v
     ok_type = isinstance(v, int) if integer else isinstance(v, (int, float))
     if isinstance(v, bool) or not ok_type or not math.isfinite(float(v)):
-        bad.append(f"parameter '{name}' is {'an integer' if integer else 'a number'}, got {v!r}.")
+        bad.append(f"parameter '{name}' is {'an integer' if integer else 'a number'}{' or empty' if empty else ''}, "
+                   f"got {v!r}.")
         return v
     if not (v > lo if low_open else v >= lo) or v > hi:
-        words = f"above {lo:g}" if low_open else f"{lo:,g}"
+        words = f"above {_plain(lo)}" if low_open else _plain(lo)
         bad.append(f"parameter '{name}': {v!r} is out of range; allowed: "
-                   f"{words + ' and at most ' if low_open else words + ' to '}{hi:,g}.")
+                   f"{words + ' and at most ' if low_open else words + ' to '}{_plain(hi)}.")
     return v
+
+
+def _plain(x: float) -> str:
+    """A bound as a person writes it: 3,600,000, not 3.6e+06."""
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:,g}"
+
+
+def _choice(name: str, v: Any, allowed: tuple[str, ...], bad: list[str]) -> None:
+    if v not in allowed:
+        bad.append(f"parameter '{name}': {v!r} is not one of {', '.join(allowed)}.")
 
 
 def _cost(v: Any, bad: list[str]) -> str | float:
@@ -170,11 +225,23 @@ def _values(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     if not bad:
         _operator_shedders(v["shedders"], bad)
     _number("workers", v["workers"], 1, lc.MAX_WORKERS, True, bad)
-    _number("tuples", v["tuples"], 1, lc.MAX_TUPLES, True, bad)
-    _number("rate", v["rate"], 0.0, lc.MAX_RATE, False, bad)
+    _number("duration", v["duration"], 1.0, lc.MAX_DURATION_S, False, bad)
+    _number("load", v["load"], 0.0, 1000.0, False, bad, low_open=True)
+    _number("rate", v["rate"], 0.0, lc.MAX_RATE, False, bad, empty=True)
+    _number("tuples", v["tuples"], 1, lc.MAX_TUPLES, True, bad, empty=True)
     v["cost"] = _cost(v["cost"], bad)
-    if v["work"] not in lc.WORK:
-        bad.append(f"parameter 'work': {v['work']!r} is not one of {', '.join(lc.WORK)}.")
+    _choice("work", v["work"], lc.WORK, bad)
+    _choice("job", v["job"], lc.JOBS, bad)
+    _number("window", v["window"], 1.0, 3_600_000.0, False, bad, low_open=True)
+    _number("merge_parallelism", v["merge_parallelism"], 0, lc.MAX_WORKERS, True, bad)
+    _choice("state_backend", v["state_backend"], lc.STATE_BACKENDS, bad)
+    _number("checkpoint_interval", v["checkpoint_interval"], 0.0, 3600.0, False, bad)
+    _number("repeat", v["repeat"], 1, lc.MAX_REPEAT, True, bad)
+    _number("spark_tuples", v["spark_tuples"], 1, lc.MAX_TUPLES, True, bad)
+    _number("taskmanagers", v["taskmanagers"], 1, 16, True, bad)
+    if v["rate"] == 0 and not isinstance(v["rate"], bool) and "flink" in v["engines"]:
+        bad.append("parameter 'rate': 0 (every tuple due at once) has no steady state to measure on Flink; leave it "
+                   "empty (from load) or give tuples per second.")
     if not isinstance(v["native"], bool):
         bad.append(f"parameter 'native' is true or false, got {v['native']!r}.")
     addr = v["flink_address"] = v["flink_address"] or ""
@@ -223,21 +290,43 @@ def check_params(params: Mapping[str, Any]) -> dict[str, Any]:
     cfg = config(v, v["datasets"][0])
     cfg.check()
     if v["cost"] != "dataset":
-        try:
-            cfg.check_work(float(v["cost"]))
-        except SkewbenchError as e:
-            raise SkewbenchError(str(e).replace("fewer --tuples", "fewer tuples or a lower cost")) from None
+        _check_work(cfg, float(v["cost"]))
     if "flink" in v["engines"]:
         _check_flink(v)
     return v
 
 
+def _check_work(cfg: lc.LiveConfig, cost_ms: float) -> None:
+    """At a fixed cost: the work of a strategy's phase on Flink (the prefix ``duration`` or
+    ``tuples`` gives, :meth:`LiveConfig.check_work`, which a run checks again on the dataset's own
+    length) and of its Spark stage (``spark_tuples``) within
+    :data:`skewbench.live.config.MAX_SECONDS_PER_STRATEGY`."""
+    try:
+        if "flink" in cfg.engines:
+            cfg.check_work(cost_ms)
+    except SkewbenchError as e:
+        raise SkewbenchError(str(e).replace("fewer --tuples", "a shorter duration, fewer tuples, a lower load or a "
+                                                              "lower cost")) from None
+    seconds = cfg.spark_tuples * cost_ms / 1000.0 / cfg.workers
+    if "spark" in cfg.engines and seconds > lc.MAX_SECONDS_PER_STRATEGY:
+        raise SkewbenchError(f"parameter 'spark_tuples': {cfg.spark_tuples:,} tuples of {cost_ms:g} ms on "
+                             f"{cfg.workers} workers take at least {seconds:.0f} s per strategy on Spark; at most "
+                             f"{lc.MAX_SECONDS_PER_STRATEGY:.0f}: fewer spark_tuples or a lower cost.")
+
+
 def config(conf: Mapping[str, Any], dataset: str) -> lc.LiveConfig:
-    """The live run of one dataset (:class:`skewbench.live.config.LiveConfig`)."""
-    return lc.LiveConfig(dataset=dataset, workers=conf["workers"], tuples=conf["tuples"], rate=float(conf["rate"]),
-                         cost=conf["cost"], work=conf["work"], engines=tuple(conf["engines"]),
-                         grouping=tuple(conf["strategies"]), shedding=tuple(conf["shedders"]),
-                         native=bool(conf["native"]), flink_address=conf["flink_address"])
+    """The live run of one dataset (:class:`skewbench.live.config.LiveConfig`) from checked
+    parameters (:func:`check_params`; ``rate`` and ``tuples`` None: from ``load`` and ``duration``)."""
+    rate = conf["rate"]
+    return lc.LiveConfig(dataset=dataset, workers=conf["workers"], tuples=conf["tuples"],
+                         rate=None if rate is None else float(rate), load=float(conf["load"]),
+                         duration_s=float(conf["duration"]), repeat=conf["repeat"], job=conf["job"],
+                         window_ms=float(conf["window"]), merge_parallelism=conf["merge_parallelism"],
+                         state_backend=conf["state_backend"], checkpoint_s=float(conf["checkpoint_interval"]),
+                         taskmanagers=conf["taskmanagers"], spark_tuples=conf["spark_tuples"], cost=conf["cost"],
+                         work=conf["work"], engines=tuple(conf["engines"]), grouping=tuple(conf["strategies"]),
+                         shedding=tuple(conf["shedders"]), native=bool(conf["native"]),
+                         flink_address=conf["flink_address"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -376,6 +465,22 @@ def log_results(conf: Mapping[str, Any], dag_id: str, run_id: str) -> dict[str, 
     return {k: v for k, v in logged.items() if k != "children"}
 
 
+def describe(result: Mapping[str, Any]) -> str:
+    """What a dataset's live run executed, in one line: per engine the tuples of a phase and the
+    runs of each (Flink: the stream's prefix at its rate; Spark: a batch stage's tuples)."""
+    s, rows = result["stream"], result["rows"]
+    engines = []
+    for engine in dict.fromkeys(r["engine"] for r in rows):
+        mine = [r for r in rows if r["engine"] == engine]
+        tuples = max(int(r.get("tuples_offered") or 0) for r in mine)
+        runs = max(int(r.get("repeat") or 1) for r in mine)
+        what = (f"{tuples:,} tuples at {s['rate']:,.0f}/s" if engine == "flink" and s.get("rate")
+                else f"a batch stage of {tuples:,} tuples" if engine == "spark" else f"{tuples:,} tuples")
+        engines.append(f"{engine}: {what}, {runs} run{'s' if runs != 1 else ''} a phase")
+    return (f"{result.get('dataset') or s['dataset']} ({s['workers']} workers, {s['cost_model']}; "
+            f"{'; '.join(engines)})")
+
+
 def report(conf: Mapping[str, Any], dag_id: str, run_id: str) -> str:
     """The run's page (``live.html``: simulated against measured), logged to the MLflow parent,
     which it ends FINISHED; returns the run's summary (the console table per dataset)."""
@@ -392,8 +497,7 @@ def report(conf: Mapping[str, Any], dag_id: str, run_id: str) -> str:
     url = tracking.finish(dag_id, run_id, page)
     lines = []
     for r in results:
-        lines += [f"{r['dataset']} ({r['stream']['tuples']:,} tuples, {r['stream']['workers']} workers, "
-                  f"{r['stream']['cost_model']}, attempt {r.get('attempt_note')})", table(r["rows"])]
+        lines += [f"{describe(r)}, attempt {r.get('attempt_note')}", table(r["rows"])]
         lines += [f"  {a['engine']}: {a['metric']} ranks {a['strategies']} strategies alike, Kendall tau "
                   f"{'-' if a['kendall_tau'] is None else format(a['kendall_tau'], '.3f')}" for a in r["agreement"]]
         lines.append("")
