@@ -252,37 +252,59 @@ def collect_live(tracking_uri: str, progress: Callable[[str], None] | None = Non
 
 
 def _live_datasets(parent, kids: list, label: str) -> list[dict[str, Any]]:
-    """A finished live run's datasets: its nested runs as rows (params, metrics and the records
-    per worker), the rank agreements its parent holds, the stream and the engines' overheads."""
-    from skewbench.present.livepage import TAU_PREFIX
+    """A finished live run's datasets: its nested runs as rows (params, the latest value of each
+    metric but the step metrics' (per-second series and repetitions: not drawn here), the records
+    per worker and both calibrations), the rank agreements and the pairs not separated its parent
+    holds, the stream, and each engine's calibrations before and after (an older run's rows,
+    without them, give its overheads instead)."""
+    from skewbench.present.livepage import NOT_SEPARATED_TAG, TAU_PLAIN_PREFIX, TAU_PREFIX, calibration
 
     by_dataset: dict[str, list[dict[str, Any]]] = {}
     attempts: dict[str, str] = {}
     for k in kids:
         if k.info.status != "FINISHED":
             continue
-        p = k.data.params
-        row = {**p, **k.data.metrics, "subtask_records": k.data.tags.get("skewbench.subtask_records")}
+        p, t = k.data.params, k.data.tags
+        metrics = {m: v for m, v in k.data.metrics.items() if not m.startswith(("series/", "repetition/"))}
+        row = {**p, **metrics, "subtask_records": t.get("skewbench.subtask_records")}
+        for which in ("calibration_before", "calibration_after"):
+            if t.get(f"skewbench.{which}"):
+                row[which] = t[f"skewbench.{which}"]
         by_dataset.setdefault(p.get("dataset", "?"), []).append(row)
-        attempt = k.data.tags.get("skewbench.attempt", "")
+        attempt = t.get("skewbench.attempt", "")
         if attempt and not attempt.startswith("1:"):
             attempts[p.get("dataset", "?")] = attempt
+    found: dict[tuple[str, ...], dict[str, Any]] = {}  # (dataset, engine, metric) -> its agreement
+
+    def note(name: str, kinds: tuple[str, ...], value: Any) -> None:
+        parts = name.split("/")
+        if len(parts) == 4 and parts[0] in kinds:
+            a = found.setdefault(tuple(parts[1:]), {"engine": parts[2], "metric": parts[3]})
+            a["not_separated" if parts[0] == NOT_SEPARATED_TAG else parts[0]] = value
+
+    for name, v in parent.data.metrics.items():
+        note(name, (TAU_PREFIX, TAU_PLAIN_PREFIX), v)
+    for name, v in parent.data.tags.items():
+        note(name, (NOT_SEPARATED_TAG,), v)
     agreement: dict[str, list[dict[str, Any]]] = {}
-    for key, v in parent.data.metrics.items():
-        parts = key.split("/")
-        if len(parts) == 4 and parts[0] == TAU_PREFIX:
-            agreement.setdefault(parts[1], []).append({"engine": parts[2], "metric": parts[3], "kendall_tau": v})
+    for (ds, _, _), a in found.items():
+        agreement.setdefault(ds, []).append(a)
     out = []
     for ds, rows in by_dataset.items():
         first = rows[0]
+        calibrations: dict[str, dict[str, Any]] = {}
+        for r in rows:
+            cal = {w: calibration(r, w) for w in ("before", "after")}
+            if any(cal.values()):
+                calibrations.setdefault(str(r["engine"]), cal)
         out.append({"dataset": ds, "title": f"{ds}: live run of {label}",
                     "anchor": f"live-{slug(parent.info.run_id[:12])}-{slug(ds)}".lower(), "rows": rows,
-                    "agreement": agreement.get(ds, []), "retry": attempts.get(ds),
+                    "agreement": agreement.get(ds, []), "retry": attempts.get(ds), "calibrations": calibrations,
                     "overheads": {str(r["engine"]): {"overhead_ms": r.get("overhead_ms"),
                                                      "transport_ms": r.get("transport_ms")} for r in rows},
                     "stream": {"tuples": first.get("tuples_offered"), "workers": first.get("workers"),
                                "rate": first.get("rate"), "cost_model": first.get("cost_model"),
-                               "work": first.get("work")}})
+                               "work": first.get("work"), "repeat": first.get("repeat")}})
     return out
 
 
