@@ -1,7 +1,8 @@
 """docker/compose.yaml without Docker: it validates against the Compose specification's schema
 (check-jsonschema's vendored copy), every service of skewbench's image runs a command that the
 locked packages install (and Airflow's, MLflow's and Spark's own parsers accept its arguments),
-nothing is published beyond 127.0.0.1, and no secret is written in the repository."""
+Flink has a JobManager and two TaskManagers that Docker restarts, nothing is published beyond
+127.0.0.1, and no secret is written in the repository."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def test_the_compose_file_validates_against_the_compose_specification(tmp_path):
 
 def test_the_stack_has_every_service_the_deployment_needs(compose):
     services = compose["services"]
-    commands = {name: " ".join(s.get("entrypoint", [])) for name, s in services.items()}
+    commands = {name: " ".join(s.get("entrypoint", []) + s.get("command", [])) for name, s in services.items()}
     for sub in ("api-server", "scheduler", "dag-processor", "triggerer", "db migrate"):
         assert any(c.startswith(f"airflow {sub}") for c in commands.values()), sub
     assert sum("deploy.worker.Worker" in c for c in commands.values()) == 2
@@ -68,12 +69,44 @@ def test_the_stack_has_every_service_the_deployment_needs(compose):
     sql = services["airflow-scheduler"]["environment"]["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
     assert sql.startswith("postgresql+psycopg2://")
     assert {s["image"] for s in services.values() if "postgres" in s["image"]} == {"${POSTGRES_IMAGE:-postgres:17-bookworm}"}
-    # the live mode's Flink: a JobManager and a TaskManager, the scheduler pointed at the first
-    assert sum(c.endswith("pyflink/bin/jobmanager.sh start-foreground") or "/jobmanager.sh start-foreground " in c
-               for c in commands.values()) == 1
-    assert sum("/taskmanager.sh start-foreground " in c for c in commands.values()) == 1
-    assert "jobmanager.rpc.address=flink-jobmanager" in commands["flink-taskmanager"]
+    # the live mode's Flink: a JobManager and two TaskManagers, the scheduler pointed at the first
+    assert [n for n, c in commands.items() if c.endswith("pyflink/bin/jobmanager.sh start-foreground")
+            or "/jobmanager.sh start-foreground " in c] == ["flink-jobmanager"]
     assert services["airflow-scheduler"]["environment"]["SKEWBENCH_FLINK_ADDRESS"].endswith("flink-jobmanager:8081}")
+
+
+def flink_options(service: dict) -> dict[str, str]:
+    """A Flink service's ``-D key=value`` options, its entrypoint's and then its command's."""
+    args = service["entrypoint"][2:] + service.get("command", [])
+    assert args[::2] == ["-D"] * (len(args) // 2) and len(args) % 2 == 0, args
+    return dict(kv.split("=", 1) for kv in args[1::2])
+
+
+def test_two_taskmanagers_each_its_own_host_restarted_when_their_process_dies(compose):
+    """Two TaskManager services (a job's channels between them cross the network), each with its
+    own host name (the JobManager and the other TaskManager reach it by its service name), 4 slots
+    each unless FLINK_SLOTS says otherwise (8 in all, as the live mode's default 8 workers need),
+    the data volume the live mode's work directory and checkpoints are in; Docker restarts one whose
+    process dies, and the JobManager notices a lost one within seconds (its heartbeat timeout)."""
+    services = compose["services"]
+    tms = sorted(n for n, s in services.items() if "/taskmanager.sh" in " ".join(s.get("entrypoint", [])))
+    assert tms == ["flink-taskmanager-1", "flink-taskmanager-2"]
+    jm = flink_options(services["flink-jobmanager"])
+    assert jm["jobmanager.rpc.address"] == jm["rest.address"] == "flink-jobmanager"
+    for name in tms:
+        s, o = services[name], flink_options(services[name])
+        assert o["taskmanager.host"] == name, (name, o)
+        assert o["jobmanager.rpc.address"] == "flink-jobmanager"
+        assert o["taskmanager.numberOfTaskSlots"] == "${FLINK_SLOTS:-4}"
+        assert s["restart"] == "unless-stopped" and "data:/data" in s["volumes"], name
+        assert s["depends_on"] == ["flink-jobmanager"]
+        assert int(o["heartbeat.timeout"]) <= 10_000
+    assert services["flink-jobmanager"]["restart"] == "unless-stopped"
+    assert int(jm["heartbeat.timeout"]) <= 10_000 and "data:/data" in services["flink-jobmanager"]["volumes"]
+    # the same options apart from the host name
+    one, two = (flink_options(services[n]) for n in tms)
+    assert {k: v for k, v in one.items() if k != "taskmanager.host"} == \
+        {k: v for k, v in two.items() if k != "taskmanager.host"}
 
 
 PARSE = """
