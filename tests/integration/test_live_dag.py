@@ -174,7 +174,7 @@ BAD_AT_TRIGGER = [({"work": "gpu"}, "work"), ({"workers": "eight"}, "workers"), 
 BAD_IN_CHECK = [
     ({"workers": 0}, "parameter 'workers': 0 is out of range; allowed: 1 to 64."),
     ({"rate": -1, "tuples": 10**9}, "parameter 'rate': -1 is out of range; allowed: 0 to 200,000. "
-                                    "parameter 'tuples': 1000000000 is out of range; allowed: 1 to 2,000,000."),
+                                    "parameter 'tuples': 1000000000 is out of range; allowed: 1 to 5,000,000."),
     ({"duration": 0, "window": 1, "repeat": 0}, "parameter 'duration': 0 is out of range; allowed: 1 to 600. "
                                                 "parameter 'window': 1 is out of range; allowed: above 1 and at most "
                                                 "3,600,000. parameter 'repeat': 0 is out of range; allowed: 1 to 20."),
@@ -182,9 +182,9 @@ BAD_IN_CHECK = [
     ({"engines": ["storm"]}, "parameter 'engines': 'storm' is not one of flink, spark."),
     ({"strategies": ["nope"], "shedders": ["shedpart"]}, "parameter 'strategies': 'nope' is not one of kg,"),
     ({"datasets": ["no-such"]}, "unknown dataset 'no-such'"),
-    ({"tuples": 2_000_000, "cost": "5"}, "2,000,000 tuples of 5 ms on 4 workers take at least 4000 s per strategy "
-                                         "and engine; at most 600: a shorter duration, fewer tuples, a lower load or "
-                                         "a lower cost"),
+    ({"spark_tuples": 2_000_000, "cost": "5"}, "parameter 'spark_tuples': 2,000,000 tuples of 5 ms on 4 workers "
+                                               "take at least 2500 s per strategy on Spark; at most 600: fewer "
+                                               "spark_tuples or a lower cost."),
     ({"engines": ["flink", "spark"], "rate": 0}, "parameter 'rate': 0 (every tuple due at once) has no steady state "
                                                  "to measure on Flink; leave it empty (from load) or give tuples per "
                                                  "second."),

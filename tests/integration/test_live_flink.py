@@ -5,8 +5,8 @@ timing tests (the ``flink_cluster`` fixture).
 
 One run serves most tests (``live_rows``): 6 s of a Zipf stream (z = 1.4, 1,000 keys) at 62.5%
 of 8 workers' capacity (1 ms of sleep a tuple), 5 sources; KG, SG and ``flink`` (Flink's own
-``keyBy`` on Long keys) and the shedders LAS and BL in front of one operator at 75%
-provisioning; checkpoints every 2 s, and a TaskManager killed 3 s into the first phase:
+``keyBy`` on Long keys); checkpoints every 2 s, and a TaskManager killed 3 s into the first
+phase (the shedders on Flink: tests/reproduction/test_live_repro.py's LAS run):
 
 * every tuple ran once, on the worker decided (the run checks it; here also against the
   replay's loads), and every final aggregate equals the exact count and sum of its key and
@@ -44,9 +44,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timing]
 
 P = 8
 GROUPING = ("kg", "sg", "flink")
-SHEDDING = ("las", "bl")
-#: the issue's bands, for every phase of this short run: throughput 0.85-1.15, p99 0.75-1.35 (LAS
-#: aside: it keeps its operator's queue at the bound, where every delay the model lacks adds up)
+#: the issue's bands, for every phase of this short run: throughput 0.85-1.15, p99 0.75-1.35
 THROUGHPUT = (0.85, 1.15)
 P99 = (0.75, 1.35)
 
@@ -65,7 +63,7 @@ def dataset(root):
 
 def config(**change) -> LiveConfig:
     return LiveConfig(**{"dataset": "zipf", "workers": P, "duration_s": 6.0, "repeat": 1, "cost": 1.0,
-                         "engines": ("flink",), "grouping": GROUPING, "shedding": SHEDDING, "checkpoint_s": 2.0,
+                         "engines": ("flink",), "grouping": GROUPING, "shedding": (), "checkpoint_s": 2.0,
                          "kill_after_s": 3.0, **change})
 
 
@@ -77,14 +75,10 @@ def run(flink_cluster, dataset, root):
 def test_every_tuple_ran_on_its_worker_and_every_aggregate_is_exact(run, dataset):
     assert run.stream["tuples"] == 30_000
     routed, native = rows_by(run.rows, "flink"), rows_by(run.rows, "flink", "native")
-    assert sorted(routed) == sorted(("kg", "sg") + SHEDDING) and sorted(native) == ["flink"]
+    assert sorted(routed) == ["kg", "sg"] and sorted(native) == ["flink"]
     for name in ("kg", "sg"):
         assert routed[name]["subtask_records"] == replay_loads(dataset, name, P), name
     assert native["flink"]["subtask_records"] == replay_loads(dataset, "flink", P)
-    for name in SHEDDING:
-        r = routed[name]
-        assert 0 < r["dropped"] < r["tuples_offered"]
-        assert r["subtask_records"] == [r["tuples_executed"]] + [0] * (P - 1), name
     for r in run.rows:
         assert r["routing_exact"] and r["aggregates_exact"], r["strategy"]
     # the strategies that split keys went through the merge stage, the others did not
@@ -110,8 +104,7 @@ def test_measured_throughput_and_p99_within_the_bands(run):
     for r in run.rows:
         assert THROUGHPUT[0] <= r["throughput_ratio"] <= THROUGHPUT[1], (r["strategy"], r["throughput_ratio"],
                                                                           run.calibrations)
-        if r["strategy"] != "las":
-            assert P99[0] <= r["latency_p99_ratio"] <= P99[1], (r["strategy"], r["latency_p99_ratio"])
+        assert P99[0] <= r["latency_p99_ratio"] <= P99[1], (r["strategy"], r["latency_p99_ratio"])
         assert r["latency_p50_measured_ms"] <= r["latency_p99_measured_ms"] <= r["latency_p999_measured_ms"]
 
 
@@ -135,8 +128,12 @@ def test_rows_carry_the_repetitions_calibrations_window_and_series(run):
 def test_flinks_rest_metrics_were_sampled_over_the_window(run):
     """Per phase, the workers' busy milliseconds per second over the measurement window as Flink
     reported them (busy includes the sleeping cost), beside the records' own utilisation."""
+    killed = run.restarts[0]["phase"].split("#")[0].replace(" (native)", "")
     for r in run.rows:
         busy = r["flink_work_busy_ms_per_s"]
+        if r["strategy"] == killed:  # run again after a TaskManager was lost: Flink served no metrics (docs/live.md)
+            assert busy is None, r["strategy"]
+            continue
         assert busy is not None and len(busy) == P, r["strategy"]
         for b, u in zip(busy, r["utilisation_measured"]):
             assert 0 <= b <= 1100 and 0 <= u <= 1.01
@@ -178,6 +175,32 @@ def test_a_failed_job_is_one_line_naming_its_log(flink_cluster, dataset, root):
     assert not (work / "phase-001" / "phase.json").exists()  # sg failed
 
 
+def test_a_job_that_cannot_finish_is_cancelled_at_its_deadline(flink_cluster, dataset, root):
+    """A phase of 6 s of stream given 5 s in all: the client is stopped at the deadline, the job is
+    cancelled on the cluster (its slots free for the next test), and one line names the log."""
+    import json
+    import time
+    import urllib.request
+
+    cfg = config(grouping=("kg",), shedding=(), kill_after_s=0.0, checkpoint_s=0.0)
+    ep = engine_phase(dec.grouping_phase(dec.read_stream(str(dataset), cfg), "kg", cfg), cfg, 1, engine_settings(cfg))
+    work, started = root / "work-deadline", []
+    with pytest.raises(SkewbenchError, match=rf"^the Flink job did not finish in 5 s \(log: {re.escape(str(work))}/flink.log\)$"):
+        flink.run([ep], work, state=root / "state", address=flink_cluster.address, timeout_s=5.0,
+                  on_started=started.append)
+
+    def state() -> str:
+        with urllib.request.urlopen(f"http://{flink_cluster.address}/jobs/{started[0].job_id}", timeout=10) as r:
+            return json.load(r)["state"]
+
+    assert len(started) == 1  # the job had started: the deadline stopped it running
+    for _ in range(100):
+        if state() == "CANCELED":
+            break
+        time.sleep(0.2)
+    assert state() == "CANCELED"
+
+
 def test_a_failed_job_through_the_command_line(flink_env, dataset, root, monkeypatch):
     """A corrupt job jar (the JVM cannot load the job), on a mini-cluster: exit 2, one line naming
     the log, nothing in ``--out``'s results; without ``--out`` the work directory stays for the log."""
@@ -202,26 +225,31 @@ def test_a_failed_job_through_the_command_line(flink_env, dataset, root, monkeyp
 
 
 def test_a_loaded_machine_stops_the_run_with_the_calibrations_numbers(flink_cluster, dataset, root):
-    """A busy loop on each of the machine's cores while the run calibrates: the calibration is
-    implausible (its per-record overhead far over half the cost, or the workers' overheads far
-    apart), and the run stops with one message naming the numbers and what to try, before any
-    strategy ran."""
+    """Two busy loops on each of the machine's cores (other processes than the run's) while it
+    calibrates: the calibration before the strategies is implausible (the other processes kept
+    the cores busy; sleeping workers alone hide it: their overhead moved from 0.10 to 0.14 ms), and
+    the run stops with one message naming the numbers and what to try before any strategy ran."""
     import os
+    import signal
     import subprocess
     import sys
 
     from skewbench.live.calibrate import ImplausibleCalibration
 
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    # detached (their parent exits at once): other processes than the run's, as another job would be
+    spawn = f"for i in $(seq {2 * (os.cpu_count() or 2)}); do {sys.executable} -c 'while True: pass' >/dev/null 2>&1 & echo $!; done"
+    loops = [int(x) for x in subprocess.run(["sh", "-c", spawn], capture_output=True, text=True, check=True).stdout.split()]
     try:
-        with pytest.raises(ImplausibleCalibration, match=r"^implausible calibration before the strategies: .* what to "
-                                                         r"try: a quieter machine \(nothing else running on its cores\)"):
-            live_rows(str(dataset), config(kill_after_s=0.0, checkpoint_s=0.0, grouping=("kg",), shedding=()),
+        with pytest.raises(ImplausibleCalibration, match=r"^implausible calibration before the strategies: other "
+                                                         r"processes kept \d\.\d of the machine's \d+ cores busy .*"
+                                                         r"\d ms.* what to try: a quieter machine \(nothing else "
+                                                         r"running on its cores\)"):
+            live_rows(str(dataset), config(kill_after_s=0.0, checkpoint_s=0.0, grouping=("kg",), shedding=(),
+                                           duration_s=2.0),
                       root / "work-loaded", state=root / "state", cluster=flink_cluster)
     finally:
-        for p in loops:
-            p.kill()
-            p.wait()
+        for pid in loops:
+            os.kill(pid, signal.SIGKILL)
     import json
 
     ran = [ph["name"] for f in (root / "work-loaded" / "flink").glob("job-*.json")

@@ -184,7 +184,9 @@ LIVE = "skewbench_live"
 @pytest.mark.slow  # a minute or two in a real browser: make reproduce
 def test_the_live_dag_runs_from_the_airflow_ui(ui):
     """skewbench_live triggered through its form (the configuration in the form's JSON editor):
-    the run succeeds under the scheduler, every routing exact, and its MLflow parent is finished."""
+    the run succeeds under the scheduler, every routing exact, and its MLflow parent is finished.
+    Spark alone: a batch stage of 400 tuples, 20 ms each (a cost the calibration's drift check can
+    tell from a busy neighbour's noise, tests/integration/test_live_dag.py), twice per strategy."""
     sync_playwright = _browser()
     password = json.loads((Path(ui["env"]["AIRFLOW_HOME"]) /
                            "simple_auth_manager_passwords.json.generated").read_text())["admin"]
@@ -202,7 +204,7 @@ def test_the_live_dag_runs_from_the_airflow_ui(ui):
             before = {r["dag_run_id"] for r in
                       ui["client"].api("GET", f"/api/v2/dags/{LIVE}/dagRuns?limit=50")["dag_runs"]}
             _trigger(page, ui, conf={"datasets": ["tiny-zipf"], "engines": ["spark"], "strategies": ["kg", "pkg", "sg"],
-                                     "workers": 2, "tuples": 400, "cost": "2"}, dag=LIVE)
+                                     "workers": 2, "spark_tuples": 400, "cost": "20", "repeat": 2}, dag=LIVE)
             run_id = _newest_manual_run(ui, before, LIVE)
         finally:
             browser.close()

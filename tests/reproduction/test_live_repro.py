@@ -3,8 +3,10 @@
 * Grouping R15/R16 (dchoices.spec.md; the paper's Fig. 13-14 were measured on Storm): here the
   live job on Flink (a keyed windowed aggregation with its merge stage, 5 sources, a standalone
   cluster of two TaskManagers), 8 workers, 1 ms of work per tuple (sleeping), offered at 62.5%
-  of the workers' capacity, a Zipf stream over 10^4 keys at z = 1.4 and 1.8, every phase twice;
-  KG, PKG, D-C, SG and Flink's own keyBy; measured medians against the model's prediction.
+  of the workers' capacity, a Zipf stream over 10^4 keys at z = 1.8 (where the hottest key holds
+  more than PKG's two workers sustain, so KG, PKG and the balanced strategies are three levels),
+  every phase twice; KG, PKG, D-C, SG and Flink's own keyBy; measured medians against the
+  model's prediction.  The head-of-line run below adds z = 1.4 for KG and SG.
 * Head-of-line blocking (the model's bounded channels): KG with 4 KB network buffers (a cluster of
   its own, ``taskmanager.memory.segment-size: 4kb``), where its backlog fills the channels within
   seconds: the sources are back-pressured on the engine, and the prediction with bounded
@@ -33,7 +35,7 @@ pytestmark = [pytest.mark.reproduction, pytest.mark.slow, pytest.mark.timing]
 
 P = 8
 KEYS = 10_000
-ZS = (1.4, 1.8)
+ZS = (1.8,)
 STRATEGIES = ("kg", "pkg", "dc", "sg", "flink")
 DURATION_S = 5.0
 #: the issue's bands: measured over predicted, every strategy, medians of the repetitions
@@ -91,28 +93,31 @@ def test_every_strategy_measured_as_predicted(runs):
 
 
 def test_r15_throughput_order_on_a_real_engine(runs):
-    """KG below PKG below the balanced D-C and SG (Fig. 13), at both z, and KG's and PKG's
-    throughput falling as z grows while D-C and SG keep the offered rate."""
-    thr = {z: {s: rows_of(res)[s]["throughput_measured"] for s in STRATEGIES} for z, res in runs.items()}
-    record("LIVE R15 flink", throughput=thr)
+    """KG below PKG below the balanced D-C and SG (Fig. 13), each separated from the next (its
+    largest repetition below the next one's smallest), while D-C and SG keep the offered rate (their
+    repetitions' ranges overlap: not separated, as the paper's equal bars)."""
+    r = {z: rows_of(res) for z, res in runs.items()}
+    thr = {z: {s: (x[s]["throughput_measured_min"], x[s]["throughput_measured"], x[s]["throughput_measured_max"])
+               for s in STRATEGIES} for z, x in r.items()}
+    record("LIVE R15 flink", throughput_min_median_max=thr)
     for z, t in thr.items():
-        assert t["kg"] < t["pkg"] <= min(t["dc"], t["sg"]), (z, t)
-        assert min(t["dc"], t["sg"]) >= 0.99 * runs[z].stream["rate"], (z, t)
-    assert thr[1.8]["kg"] < thr[1.4]["kg"] and thr[1.8]["pkg"] < thr[1.4]["pkg"], thr
+        assert t["kg"][2] < t["pkg"][0] and t["pkg"][2] < min(t["dc"][0], t["sg"][0]), (z, t)
+        assert min(t["dc"][1], t["sg"][1]) >= 0.99 * runs[z].stream["rate"], (z, t)
 
 
 def test_r16_latency_order_on_flink(runs):
-    """KG's p99 above PKG's above D-C's and SG's (Fig. 14), at both z; KG's grows with z."""
-    p99 = {z: {s: rows_of(res)[s]["latency_p99_measured_ms"] for s in STRATEGIES} for z, res in runs.items()}
-    record("LIVE R16 flink", p99_ms=p99)
+    """KG's p99 above PKG's above D-C's and SG's (Fig. 14), each separated from the next."""
+    r = {z: rows_of(res) for z, res in runs.items()}
+    p99 = {z: {s: (x[s]["latency_p99_measured_ms_min"], x[s]["latency_p99_measured_ms"],
+                   x[s]["latency_p99_measured_ms_max"]) for s in STRATEGIES} for z, x in r.items()}
+    record("LIVE R16 flink", p99_ms_min_median_max=p99)
     for z, p in p99.items():
-        assert p["kg"] > p["pkg"] > max(p["dc"], p["sg"]), (z, p)
-    assert p99[1.8]["kg"] > p99[1.4]["kg"], p99
+        assert p["kg"][0] > p["pkg"][2] and p["pkg"][0] > max(p["dc"][2], p["sg"][2]), (z, p)
 
 
 def test_flinks_keyby_measured_against_pkg(runs):
     """Flink's own keyBy (natively: Flink routed every tuple where our flink strategy says) is key
-    grouping: its throughput measured below PKG's at both z; the ratio is recorded."""
+    grouping: its throughput measured below PKG's; the ratio is recorded."""
     out = {}
     for z, res in runs.items():
         r = rows_of(res)

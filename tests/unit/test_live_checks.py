@@ -113,3 +113,36 @@ def test_keys_split_says_whether_a_merge_stage_is_needed():
     w = ep.worker.copy()
     w[0] = 1 - w[0]  # key 0 on both workers
     assert keys_split(w, ep.dense)
+
+
+# ---- the calibration's plausibility checks (skewbench.live.calibrate) ----------------------------
+
+def calibration(overhead: float, median: float, others: float | None = 0.0):
+    from skewbench.live.calibrate import Calibration
+
+    return Calibration(overhead, [overhead] * WORKERS, 0.05, 900, 1800, [900], [True], 100, 20.0, 0.001, 0.002,
+                       0.05, 20.0, {"busy": 1000}, median, others)
+
+
+def test_a_busy_machine_is_refused_by_the_other_processes_cpu():
+    from skewbench.live.calibrate import ImplausibleCalibration, check
+
+    check(calibration(0.10, 0.08, others=0.4), 1.0, "before")  # under half a core: measured
+    check(calibration(0.10, 0.08, others=None), 1.0, "before")  # a remote cluster: not measured
+    with pytest.raises(ImplausibleCalibration, match=r"^implausible calibration before the strategies: other "
+                                                     r"processes kept 1\.9 of the machine's \d+ cores busy while it "
+                                                     r"ran \(at most 0\.5; its per-record overhead 0\.100 ms"):
+        check(calibration(0.10, 0.08, others=1.9), 1.0, "before")
+
+
+def test_the_drift_check_compares_the_median_overheads():
+    """Means 40% apart with equal medians (a tail that moved) pass; medians 30% apart do not; an
+    overhead under a tenth of the cost counts as a tenth."""
+    from skewbench.live.calibrate import ImplausibleCalibration, check_drift
+
+    check_drift(calibration(0.154, 0.088), calibration(0.109, 0.086), 1.0)
+    check_drift(calibration(0.05, 0.04), calibration(0.03, 0.02), 1.0)  # both under 0.1 ms of a 1 ms cost
+    with pytest.raises(ImplausibleCalibration, match=r"^implausible calibration: the per-record overhead \(median\) "
+                                                     r"was 0\.200 ms before the strategies and 0\.140 ms after them, "
+                                                     r"more than 25% apart \(means 0\.210 and 0\.150 ms"):
+        check_drift(calibration(0.21, 0.20), calibration(0.15, 0.14), 1.0)

@@ -33,16 +33,20 @@ cluster is warmed up first (:func:`warm_up`, then a calibration whose numbers ar
 A calibration runs before the strategy phases and again after them; :func:`check` refuses
 numbers a run cannot be measured with (:class:`ImplausibleCalibration`, one message naming them
 and what to try): a per-record overhead over half the mean cost, workers' overheads more than 2x
-apart, the calibrations before and after more than 25% apart (in the last two, an overhead under
-a tenth of the cost counts as a tenth of it).
+apart, other processes keeping more than half a core busy while it ran (:class:`CpuWatch`), the
+calibrations' median overheads before and after more than 25% apart (in the second and the last,
+an overhead under a tenth of the cost counts as a tenth of it).
 """
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+import psutil
 
 from skewbench.errors import SkewbenchError
 from skewbench.live.flink import EnginePhase, Recorded
@@ -62,6 +66,8 @@ MAX_DRIFT = 0.25
 #: an overhead under this share of the mean cost counts as this share in the last two checks (a
 #: few microseconds' difference between two small overheads changes no prediction)
 SMALL_OVERHEAD = 0.1
+#: implausible: other processes than the run's own kept more cores than this busy while it calibrated
+MAX_OTHERS_CORES = 0.5
 
 
 class ImplausibleCalibration(SkewbenchError):
@@ -86,6 +92,12 @@ class Calibration:
     merge_transport_ms: float
     watermark_ms: float
     tuples: dict[str, int]
+    #: the median back-to-back overhead (the drift check's: the mean's tail moves with a JVM's
+    #: warmth and a few long pauses, which the model's mean needs but a change of machine does not)
+    overhead_median_ms: float = float("nan")
+    #: cores that processes other than the run's own (this process, its engine and cluster) kept
+    #: busy while the calibration ran (None: not measured, a remote cluster)
+    others_cores: float | None = None
 
     def constants(self, bounded: bool = True) -> Constants:
         return Constants(self.overhead_ms, self.transport_ms, self.capacity if bounded else 0, self.fire_ms,
@@ -151,8 +163,9 @@ def transport(rec: Recorded, emit_of: np.ndarray) -> float:
 
 
 def overheads(rec: Recorded, emit_of: np.ndarray, cost_ms: np.ndarray, workers: int, transport_ms: float
-              ) -> tuple[float, list[float], int]:
-    """The busy job's per-record overhead (all back-to-back pairs, and per worker) and the pairs."""
+              ) -> tuple[float, list[float], int, float]:
+    """The busy job's per-record overhead (the mean over all back-to-back pairs, and per worker),
+    the pairs, and their median."""
     w = _after_warmup(rec)
     gaps, per = [], []
     for k in range(workers):
@@ -171,7 +184,7 @@ def overheads(rec: Recorded, emit_of: np.ndarray, cost_ms: np.ndarray, workers: 
     if allg.size == 0:
         raise ImplausibleCalibration("the busy calibration job left no worker backlogged: no per-record overhead "
                                      "could be measured (fewer --workers, or a quieter machine)")
-    return float(allg.mean()), per, int(allg.size)
+    return float(allg.mean()), per, int(allg.size), float(np.median(allg))
 
 
 def fire_and_merge(rec: Recorded) -> tuple[float, float]:
@@ -275,7 +288,7 @@ def calibration(recs: list[Recorded], cals: list[EnginePhase], *, workers: int, 
     e_idle = emit_times(idle, cals[0].tuples)
     e_busy = emit_times(busy, cals[1].tuples)
     tr = transport(idle, e_idle)
-    o, per, pairs = overheads(busy, e_busy, cals[1].cost_ms, workers, tr)
+    o, per, pairs, o_med = overheads(busy, e_busy, cals[1].cost_ms, workers, tr)
     fire_ms, merge_ms = fire_and_merge(idle)
     if fill_ep is not None:
         b_local, b_remote, per_source, kinds, chunk, slice_ms = capacity(fill_rec, fill_ep)
@@ -288,7 +301,7 @@ def calibration(recs: list[Recorded], cals: list[EnginePhase], *, workers: int, 
     return Calibration(o, per, tr, b_local, b_remote, per_source, kinds, chunk, slice_ms, fire_ms, merge_ms, tr,
                        float(watermark_ms),
                        {"idle": cals[0].tuples, "busy": cals[1].tuples,
-                        "fill": fill_ep.tuples if fill_ep is not None else 0, "busy_pairs": pairs})
+                        "fill": fill_ep.tuples if fill_ep is not None else 0, "busy_pairs": pairs}, o_med)
 
 
 def check(c: Calibration, mean_cost_ms: float, when: str) -> None:
@@ -300,6 +313,12 @@ def check(c: Calibration, mean_cost_ms: float, when: str) -> None:
             f"implausible calibration {when} the strategies: a per-record overhead of {c.overhead_ms:.3f} ms is over "
             f"{MAX_OVERHEAD_SHARE:.0%} of the {mean_cost_ms:g} ms cost (transport {c.transport_ms:.2f} ms): the engine "
             f"is not what the run would measure; {hint}")
+    if c.others_cores is not None and c.others_cores > MAX_OTHERS_CORES:
+        raise ImplausibleCalibration(
+            f"implausible calibration {when} the strategies: other processes kept {c.others_cores:.1f} of the "
+            f"machine's {os.cpu_count()} cores busy while it ran (at most {MAX_OTHERS_CORES:g}; its per-record "
+            f"overhead {c.overhead_ms:.3f} ms, transport {c.transport_ms:.2f} ms): the run would measure the other "
+            f"load; {hint}")
     per = [v for v in c.overhead_per_worker_ms if np.isfinite(v)]
     floor = SMALL_OVERHEAD * mean_cost_ms
     if per and max(per) > MAX_WORKER_RATIO * max(min(per), floor):
@@ -311,12 +330,50 @@ def check(c: Calibration, mean_cost_ms: float, when: str) -> None:
 def check_drift(before: Calibration, after: Calibration, mean_cost_ms: float) -> None:
     """Refuse a run whose calibrations before and after the strategies are over 25% apart."""
     check(after, mean_cost_ms, "after")
-    a, b = before.overhead_ms, after.overhead_ms
+    a, b = before.overhead_median_ms, after.overhead_median_ms
+    if not (np.isfinite(a) and np.isfinite(b)):  # a calibration without the pairs' median (Spark's)
+        a, b = before.overhead_ms, after.overhead_ms
     # overheads that are a small part of the cost change no prediction much: compared as that part
     scale = max(a, b, SMALL_OVERHEAD * mean_cost_ms)
     if abs(a - b) > MAX_DRIFT * scale:
         raise ImplausibleCalibration(
-            f"implausible calibration: the per-record overhead was {a:.3f} ms before the strategies and {b:.3f} ms "
-            f"after them, more than {MAX_DRIFT:.0%} apart (transport {before.transport_ms:.2f} and "
+            f"implausible calibration: the per-record overhead (median) was {a:.3f} ms before the strategies and "
+            f"{b:.3f} ms after them, more than {MAX_DRIFT:.0%} apart (means {before.overhead_ms:.3f} and "
+            f"{after.overhead_ms:.3f} ms, transport {before.transport_ms:.2f} and "
             f"{after.transport_ms:.2f} ms): the machine changed during the run; what to try: a quieter machine "
             f"(nothing else running on its cores), fewer --workers or --repeat")
+
+
+class CpuWatch:
+    """The cores other processes than this one and its descendants (the engine's client, a local
+    cluster's JobManager and TaskManagers) kept busy between :meth:`start` and :meth:`others`,
+    from the machine's CPU times (Linux ``/proc/stat`` through psutil)."""
+
+    def __init__(self) -> None:
+        self.t0 = self.busy0 = self.ours0 = 0.0
+
+    @staticmethod
+    def _busy() -> float:
+        t = psutil.cpu_times()
+        return t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0) + \
+            getattr(t, "steal", 0.0)
+
+    @staticmethod
+    def _ours() -> float:
+        me = psutil.Process()
+        total = sum(me.cpu_times()[:4])  # user, system and the waited-for children's
+        for c in me.children(recursive=True):
+            try:
+                total += sum(c.cpu_times()[:2])
+            except psutil.Error:  # gone meanwhile: its time is in its parent's children times
+                pass
+        return total
+
+    def start(self) -> "CpuWatch":
+        self.t0, self.busy0, self.ours0 = time.monotonic(), self._busy(), self._ours()
+        return self
+
+    def others(self) -> float:
+        """Cores (0 to the machine's count) the other processes used on average since :meth:`start`."""
+        wall = max(time.monotonic() - self.t0, 1e-3)
+        return max(0.0, ((self._busy() - self.busy0) - (self._ours() - self.ours0)) / wall)

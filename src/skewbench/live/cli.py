@@ -147,7 +147,7 @@ def _options(items: tuple[str, ...]) -> dict[str, str]:
               help="A Flink configuration option for the local cluster (repeatable), e.g. "
                    "taskmanager.memory.segment-size=4kb.")
 @click.option("--kill-taskmanager", "kill_after_s", type=float, default=0.0,
-              help="Kill a TaskManager of the local cluster this many seconds into the first phase, start a "
+              help="Kill a TaskManager of the local cluster this many seconds into the last phase, start a "
                    "replacement, check the job recovers exactly, and run that phase again.")
 @click.option("--spark-tuples", type=int, default=lc.SPARK_TUPLES, show_default=True,
               help="The stream's first tuples a Spark stage runs (a batch).")

@@ -25,6 +25,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -160,12 +162,15 @@ class Started:
 
 
 def run(phases: list[EnginePhase], work: Path, *, state: Path, address: str = "", mini_cluster: dict | None = None,
-        timeout_s: float = 3600.0, progress: Callable[[str], None] | None = None,
+        timeout_s: float | None = None, progress: Callable[[str], None] | None = None,
         on_started: Callable[[Started], None] | None = None, on_done: Callable[[str], None] | None = None) -> list[Path]:
     """Run ``phases`` one after another (one client JVM; a job per phase) on the cluster at
     ``address`` (HOST:PORT of its REST endpoint), or on a mini-cluster in the client's JVM when
     ``address`` is empty (``mini_cluster``: extra configuration for it); return each phase's
-    directory under ``work``.  ``on_started`` is called when a phase's tuples begin to be due."""
+    directory under ``work``.  ``on_started`` is called when a phase's tuples begin to be due.
+    ``timeout_s`` (default: the phases' stream time, two minutes a phase for start-up, drain and a
+    restart, and five more) bounds the whole client: a job that cannot finish (a restart waiting for
+    slots that never come) is cancelled and the run stops naming the log."""
     from skewbench.live.ports import free_port
     from skewbench.settings import flink_environment
 
@@ -187,24 +192,41 @@ def run(phases: list[EnginePhase], work: Path, *, state: Path, address: str = ""
     cp = os.pathsep.join([*map(str, env.jars), str(jar)])
     log_path = work / "flink.log"
     cmd = [java, f"-Dlog4j2.configurationFile={work / 'log4j2.properties'}", "-cp", cp, MAIN, str(work), name]
+    if timeout_s is None:
+        timeout_s = sum(float(ph.due_ms.max(initial=0.0)) / 1000.0 + 120.0 for ph in phases) + 300.0
+    jobs: list[str] = []
     with open(log_path, "a") as log:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
         assert proc.stdout is not None
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            proc.kill()
+
+        timer = threading.Timer(timeout_s, expire)
+        timer.daemon = True
+        timer.start()
         try:
             for line in proc.stdout:
                 parts = line.split()
-                if parts[:1] == ["started"] and len(parts) >= 4 and on_started:
-                    on_started(Started(" ".join(parts[1:-2]), parts[-2], int(parts[-1])))
+                if parts[:1] == ["started"] and len(parts) >= 4:
+                    jobs.append(parts[-2])
+                    if on_started:
+                        on_started(Started(" ".join(parts[1:-2]), parts[-2], int(parts[-1])))
                 elif parts[:1] == ["done"] and on_done:
                     on_done(" ".join(parts[1:-1]))
-            rc = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise SkewbenchError(f"the Flink job did not finish in {timeout_s:.0f} s (log: {log_path})") from None
+            rc = proc.wait()
+            if expired.is_set():
+                if address and jobs:
+                    _cancel(address, jobs[-1])
+                raise SkewbenchError(f"the Flink job did not finish in {timeout_s:.0f} s (log: {log_path})")
         except BaseException:
             proc.kill()
             proc.wait()
             raise
+        finally:
+            timer.cancel()
     if rc != 0:
         lines = log_path.read_text(errors="replace").strip().splitlines()
         # the root cause (a stack trace's last "Caused by:"), else the log's last lines
@@ -212,6 +234,16 @@ def run(phases: list[EnginePhase], work: Path, *, state: Path, address: str = ""
         what = causes[-1] if causes else " | ".join(ln.strip() for ln in lines[-3:])
         raise SkewbenchError(f"the Flink job failed (exit {rc}): {what[-500:]} (log: {log_path})")
     return dirs
+
+
+def _cancel(address: str, job_id: str) -> None:
+    """Cancel a job on the cluster at ``address`` (its client is gone; a restarting job would
+    otherwise hold the cluster's slots); best effort: the cluster may be gone too."""
+    req = urllib.request.Request(f"http://{address}/jobs/{job_id}?mode=cancel", method="PATCH")
+    try:
+        urllib.request.urlopen(req, timeout=10).close()
+    except OSError:
+        pass
 
 
 def _rows(d: Path, prefix: str, width: int) -> np.ndarray:

@@ -284,17 +284,21 @@ def summarise(reps: list[dict[str, Any]], name: str) -> dict[str, Any]:
 
 @dataclass
 class _Kill:
-    """A TaskManager to kill once a phase has run ``after_s`` (the reliability check)."""
+    """A TaskManager to kill once the phase ``target`` has run ``after_s`` (the reliability check:
+    the run's last phase, since Flink 2.3's JobManager served no fresh REST metrics, its own
+    included, once a TaskManager of its cluster was lost: every phase before it keeps its
+    metrics)."""
 
     after_s: float
     cluster: Any
+    target: str
     phase: str | None = None
     killed_at_us: int = 0
     replacement: str = ""
     done: threading.Event = field(default_factory=threading.Event)
 
     def started(self, s) -> None:
-        if self.phase is not None or self.done.is_set():
+        if self.phase is not None or self.done.is_set() or s.name != self.target:
             return
         self.phase = s.name
 
@@ -323,7 +327,7 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
     if cfg.kill_after_s and not settings["checkpoint_ms"]:
         settings["checkpoint_ms"] = 10_000
     if cfg.kill_after_s and cfg.kill_after_s * 1000.0 >= float(stream.due_s.max()) * 1000.0:
-        raise SkewbenchError(f"--kill-taskmanager {cfg.kill_after_s:g} s is not inside the first phase's "
+        raise SkewbenchError(f"--kill-taskmanager {cfg.kill_after_s:g} s is not inside the last phase's "
                              f"{float(stream.due_s.max()):.1f} s of stream: kill earlier or run longer phases")
     todo = with_routing(decided, "flink", cfg.native)
     mean_cost = float(stream.cost_ms.mean())
@@ -360,8 +364,11 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
         address = cfg.flink_address or (cluster.address if cluster is not None else "")
         mini = None if address else {**cfg.flink_options}
 
-        def go(phs: list[EnginePhase], label: str, on_started=None) -> list[Recorded]:
+        def go(phs: list[EnginePhase], label: str, on_started=None, watch: cal.CpuWatch | None = None
+               ) -> list[Recorded]:
             t0 = time.monotonic()
+            if watch is not None:
+                watch.start()
 
             def done(name: str) -> None:
                 ep = next((e for e in phs if e.name == name), None)
@@ -378,12 +385,17 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
             go(warm, "warm-up")
             if cluster is not None:
                 cluster.warm = True
-        before = cal.calibration(go(cals["before"], "calibration"), cals["before"], workers=cfg.workers,
+        # the other processes' CPU is watched where the cluster is this run's (not a remote one)
+        watch = cal.CpuWatch() if not cfg.flink_address else None
+        recs_before = go(cals["before"], "calibration", watch=watch)
+        before = cal.calibration(recs_before, cals["before"], workers=cfg.workers,
                                  sources=cfg.sources, watermark_ms=cfg.watermark_ms, capacities=known)
+        before.others_cores = watch.others() if watch else None
         if cluster is not None and known is None:
             cluster.channels = before
         cal.check(before, mean_cost, "before")
-        progress(f"flink: calibration before: overhead {before.overhead_ms:.3f} ms per record, transport "
+        progress(f"flink: calibration before: overhead {before.overhead_ms:.3f} ms per record (median "
+                 f"{before.overhead_median_ms:.3f}), other processes {before.others_cores or 0.0:.2f} cores, transport "
                  f"{before.transport_ms:.2f} ms, channels of {before.capacity:,} records (local) and "
                  f"{before.capacity_remote:,} (remote), turns of {before.chunk_records:,} records (local) and "
                  f"{before.slice_ms:.0f} ms (remote), fire {before.fire_ms * 1000:.1f} µs and merge "
@@ -391,7 +403,7 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
         expect = sum(_predicted_span_s(ep, before.constants()) for ep in runs)
         progress(f"flink: {len(runs)} phases ({len(todo)} strategies x {cfg.repeat}), about {expect / 60:.0f} min of "
                  f"stream and drain (predicted)")
-        killer = _Kill(cfg.kill_after_s, cluster) if cfg.kill_after_s and cluster is not None else None
+        killer = _Kill(cfg.kill_after_s, cluster, runs[-1].name) if cfg.kill_after_s and cluster is not None else None
         recs = go(runs, "phase", on_started=killer.started if killer else None)
         if killer is not None and not killer.done.wait(timeout=600):
             raise SkewbenchError("the TaskManager killed for --kill-taskmanager was not replaced within 10 minutes")
@@ -413,9 +425,13 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
                 if _restarted(rec):
                     raise SkewbenchError(f"flink restarted {ep.name} again when it ran a second time: no measurement")
                 by_name[ep.name] = rec
-        after = cal.calibration(go(cals["after"], "calibration"), cals["after"], workers=cfg.workers,
+        watch = cal.CpuWatch() if not cfg.flink_address else None
+        recs_after = go(cals["after"], "calibration", watch=watch)
+        after = cal.calibration(recs_after, cals["after"], workers=cfg.workers,
                                 sources=cfg.sources, watermark_ms=cfg.watermark_ms, capacities=before)
-        progress(f"flink: calibration after: overhead {after.overhead_ms:.3f} ms per record, transport "
+        after.others_cores = watch.others() if watch else None
+        progress(f"flink: calibration after: overhead {after.overhead_ms:.3f} ms per record (median "
+                 f"{after.overhead_median_ms:.3f}), other processes {after.others_cores or 0.0:.2f} cores, transport "
                  f"{after.transport_ms:.2f} ms")
         cal.check_drift(before, after, mean_cost)
     progress(f"flink: engine done in {time.monotonic() - t_run:.0f} s")

@@ -285,6 +285,9 @@ public class LiveJob {
 
         @Override
         public void close() throws Exception {
+            if (emitted == null) {  // cancelled before open (a restart): nothing to write
+                return;
+            }
             int a = spec.attempt(getRuntimeContext());
             Rows slices = new Rows();
             for (Map.Entry<Integer, Rows> e : emitted.entrySet()) {
@@ -342,6 +345,9 @@ public class LiveJob {
 
         @Override
         public void close() throws Exception {
+            if (rows == null) {  // cancelled before open (a restart): an exception here would kill the TaskManager
+                return;
+            }
             String suffix = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() + "-" + spec.attempt(getRuntimeContext()) + ".i64";
             writeLongs(spec.dir, "out-" + suffix, rows.a, rows.n);
             writeLongs(spec.dir, "fires-" + suffix, fires.a, fires.n);
@@ -389,6 +395,9 @@ public class LiveJob {
 
         @Override
         public void close() throws Exception {
+            if (rows == null) {
+                return;
+            }
             writeLongs(spec.dir, "merge-" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() + "-"
                     + spec.attempt(getRuntimeContext()) + ".i64", rows.a, rows.n);
         }
@@ -451,6 +460,9 @@ public class LiveJob {
 
         @Override
         public void close() throws Exception {
+            if (rows == null) {
+                return;
+            }
             writeLongs(spec.dir, "out-" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() + "-"
                     + spec.attempt(getRuntimeContext()) + ".i64", rows.a, rows.n);
         }
