@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -51,12 +51,6 @@ def spark_home() -> Path:
     return Path(pyspark.__file__).resolve().parent
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _env(workdir: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -89,18 +83,27 @@ def start(workdir: str | Path, workers: int = 2, cores: int = 1, memory: str = "
                              "stop it first (make cluster-stop)")
     (workdir / "logs").mkdir(parents=True, exist_ok=True)
     env = _env(workdir)
-    port = port or free_port()
-    webui_port = webui_port or free_port()
-    cl = Cluster(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{webui_port}", workdir=str(workdir))
-    cl.pgids["master"] = _spawn([MASTER_CLASS, "--host", "127.0.0.1", "--port", str(port),
-                                 "--webui-port", str(webui_port)], workdir / "logs" / "master.log", env)
+    log = workdir / "logs" / "master.log"
+    offset = log.stat().st_size if log.exists() else 0
+    # port 0 lets the master bind a free port itself; a port picked here could be taken by another
+    # process before the master binds it, and Spark then silently moves to the next port, where
+    # something else's page answers (the addresses are read back from the master's log)
+    cl = Cluster("", "", workdir=str(workdir))
+    cl.pgids["master"] = _spawn([MASTER_CLASS, "--host", "127.0.0.1", "--port", str(port or 0),
+                                 "--webui-port", str(webui_port or 0)], log, env)
     _record(cl)
     try:
-        _wait(lambda: cl.status(), timeout, "the master", workdir / "logs" / "master.log")
+        bound: dict[str, int] = {}
+        master = cl.pgids["master"]
+        _wait(lambda: _bound_ports(log, offset, bound) or _exited(master, log), timeout, "the master", log)
+        cl.master_url = f"spark://127.0.0.1:{bound['sparkMaster']}"
+        cl.webui = f"http://127.0.0.1:{bound['MasterUI']}"
+        _record(cl)
+        _wait(lambda: cl.status(), timeout, "the master", log)
         for i in range(workers):
             cl.pgids[f"worker-{i + 1}"] = _spawn(
                 [WORKER_CLASS, "--host", "127.0.0.1", "--cores", str(cores), "--memory", memory,
-                 "--webui-port", str(free_port()), "--work-dir", str(workdir / "work"), cl.master_url],
+                 "--webui-port", "0", "--work-dir", str(workdir / "work"), cl.master_url],
                 workdir / "logs" / f"worker-{i + 1}.log", env)
             _record(cl)
         _wait(lambda: cl.status()["aliveworkers"] >= workers or None, timeout, f"{workers} workers",
@@ -109,6 +112,28 @@ def start(workdir: str | Path, workers: int = 2, cores: int = 1, memory: str = "
         stop(workdir)
         raise
     return cl
+
+
+_STARTED = re.compile(r"Successfully started service '(sparkMaster|MasterUI)' on port (\d+)")
+
+
+def _exited(pgid: int, log: Path) -> bool:
+    if _alive(pgid):
+        return False
+    tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+    raise SkewbenchError("the Spark master exited while starting (log " + str(log)
+                         + (f": {tail[0][:200]}" if tail else "") + ")")
+
+
+def _bound_ports(log: Path, offset: int, bound: dict[str, int]) -> bool:
+    """Fill ``bound`` with the ports the master's log says it bound since ``offset``; True once
+    both the master's and its web UI's are there."""
+    if log.exists():
+        with open(log, "rb") as f:
+            f.seek(offset)
+            for name, port in _STARTED.findall(f.read().decode(errors="replace")):
+                bound[name] = int(port)
+    return len(bound) == 2
 
 
 def _record(cl: Cluster) -> None:

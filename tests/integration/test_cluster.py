@@ -6,6 +6,7 @@ spark-submit, identical to local mode and to the in-process engine) and the nigh
 
 from __future__ import annotations
 
+import http.server
 import json
 import signal
 import subprocess
@@ -28,6 +29,17 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.spark
 
 
+class _HtmlPage(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 (the handler's name is http.server's)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(b"<!DOCTYPE html><html><body>another page</body></html>")
+
+    def log_message(self, *args):
+        pass
+
+
 def test_the_cluster_has_two_alive_one_core_workers_on_loopback(standalone_cluster):
     st = standalone_cluster.status()
     assert st["status"] == "ALIVE" and st["aliveworkers"] == 2 and st["cores"] == 2
@@ -36,7 +48,17 @@ def test_the_cluster_has_two_alive_one_core_workers_on_loopback(standalone_clust
 
 
 def test_start_refuses_a_second_cluster_and_stop_ends_every_daemon(tmp_path):
-    cl = cluster.start(tmp_path, workers=1, cores=1, memory="512m")
+    """The web UI port asked for is held by another page (as when another cluster's daemon took a
+    port picked as free): Spark moves to the next port, and the cluster reads back where it is
+    instead of asking the other page for the master's status."""
+    page = http.server.HTTPServer(("127.0.0.1", 0), _HtmlPage)
+    threading.Thread(target=page.serve_forever, daemon=True).start()
+    try:
+        cl = cluster.start(tmp_path, workers=1, cores=1, memory="512m", webui_port=page.server_port)
+    finally:
+        page.shutdown()
+        page.server_close()
+    assert cl.webui != f"http://127.0.0.1:{page.server_port}"
     assert cl.status()["aliveworkers"] == 1
     with pytest.raises(SkewbenchError, match="already"):
         cluster.start(tmp_path, workers=1)

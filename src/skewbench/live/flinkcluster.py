@@ -19,6 +19,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -93,7 +94,19 @@ class FlinkCluster:
         tmp.write_text(" ".join(str(g) for n, g in self.pgids.items() if n != "watchdog"))
         tmp.replace(self.workdir / "pgids")
 
+    def _find_rest_port(self) -> int:
+        """The REST port the JobManager bound (it picks a free one itself: a port picked here could
+        be taken before it binds, by another local cluster whose REST would then answer for it)."""
+        if not self.rest_port:
+            for log in sorted((self.workdir / "log").glob("*standalonesession*.log")):
+                m = _REST_LISTENING.search(log.read_text(errors="replace"))
+                if m:
+                    self.rest_port = int(m.group(1))
+        return self.rest_port
+
     def registered(self) -> int:
+        if not self._find_rest_port():
+            return -1
         try:
             return int(self.overview().get("taskmanagers", 0))
         except (OSError, ValueError, urllib.error.URLError):
@@ -181,15 +194,18 @@ def _killpg(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def configuration(rest_port: int, slots: int, workdir: Path, options: dict[str, Any] | None = None) -> dict[str, Any]:
+_REST_LISTENING = re.compile(r"Rest endpoint listening at 127\.0\.0\.1:(\d+)")
+
+
+def configuration(slots: int, workdir: Path, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """The cluster's configuration (flat keys of Flink's config.yaml): loopback everywhere, fresh
-    ports, metrics refreshed every half second for the REST samples, failures noticed within
+    ports (REST and blob server bound by the JobManager itself), metrics refreshed every half second for the REST samples, failures noticed within
     seconds; ``options`` added last (a network buffer setting, say)."""
     conf: dict[str, Any] = {
         "jobmanager.rpc.address": "127.0.0.1", "jobmanager.rpc.port": free_port(), "jobmanager.bind-host": "127.0.0.1",
         "jobmanager.memory.process.size": JM_MEMORY,
-        "rest.address": "127.0.0.1", "rest.bind-address": "127.0.0.1", "rest.port": rest_port,
-        "blob.server.port": free_port(),
+        "rest.address": "127.0.0.1", "rest.bind-address": "127.0.0.1", "rest.bind-port": "0",
+        "blob.server.port": "0",
         "taskmanager.host": "127.0.0.1", "taskmanager.bind-host": "127.0.0.1",
         "taskmanager.numberOfTaskSlots": slots, "taskmanager.memory.process.size": TM_MEMORY,
         "taskmanager.rpc.port": "0", "taskmanager.data.port": "0",
@@ -220,8 +236,8 @@ def local_cluster(workdir: Path, *, parallelism: int, taskmanagers: int = TASKMA
     for sub in ("conf", "log", "tmp", "pid"):
         (workdir / sub).mkdir(parents=True)
     slots = max(1, math.ceil(parallelism / taskmanagers))
-    cl = FlinkCluster(workdir, free_port(), taskmanagers, slots)
-    conf = configuration(cl.rest_port, slots, workdir, options)
+    cl = FlinkCluster(workdir, 0, taskmanagers, slots)  # its REST port is read from its log once bound
+    conf = configuration(slots, workdir, options)
     (workdir / "conf" / "config.yaml").write_text("".join(f"{k}: {v}\n" for k, v in conf.items()))
     for name in ("log4j-console.properties", "log4j.properties"):
         (workdir / "conf" / name).write_text(LOG4J)
