@@ -199,7 +199,8 @@ _REST_LISTENING = re.compile(r"Rest endpoint listening at 127\.0\.0\.1:(\d+)")
 
 def configuration(slots: int, workdir: Path, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """The cluster's configuration (flat keys of Flink's config.yaml): loopback everywhere, fresh
-    ports (REST and blob server bound by the JobManager itself), metrics refreshed every half second for the REST samples, failures noticed within
+    ports (REST and blob server bound by the JobManager itself), metrics refreshed every half
+    second for the REST samples and job states every tenth of a second, failures noticed within
     seconds; ``options`` added last (a network buffer setting, say)."""
     conf: dict[str, Any] = {
         "jobmanager.rpc.address": "127.0.0.1", "jobmanager.rpc.port": free_port(), "jobmanager.bind-host": "127.0.0.1",
@@ -209,7 +210,9 @@ def configuration(slots: int, workdir: Path, options: dict[str, Any] | None = No
         "taskmanager.host": "127.0.0.1", "taskmanager.bind-host": "127.0.0.1",
         "taskmanager.numberOfTaskSlots": slots, "taskmanager.memory.process.size": TM_MEMORY,
         "taskmanager.rpc.port": "0", "taskmanager.data.port": "0",
-        "metrics.fetcher.update-interval": 500,
+        # the REST API serves a job's state from a cache kept web.refresh-interval (3 s by default):
+        # a job's start waited for it to show every task running, up to 3 s a phase (0.1 s here)
+        "metrics.fetcher.update-interval": 500, "web.refresh-interval": 100,
         "heartbeat.interval": 2000, "heartbeat.timeout": 10000,
         "io.tmp.dirs": str(workdir / "tmp"),
         "web.submit.enable": "false",

@@ -600,6 +600,7 @@ public class LiveJob {
                 conf.set(RestOptions.ADDRESS, "127.0.0.1");
             }
             conf.setString("metrics.fetcher.update-interval", "500");
+            conf.setString("web.refresh-interval", "100");  // see flinkcluster.configuration
             conf.setString("taskmanager.numberOfTaskSlots", String.valueOf(slots));
             for (Iterator<Map.Entry<String, JsonNode>> it = job.path("mini_cluster").fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
