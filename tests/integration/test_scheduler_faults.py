@@ -10,7 +10,7 @@ operator would:
 * a run marked failed through the API while its replay runs: the replay is stopped and nothing
   of the run is logged as a result (no cell run in MLflow; the parent opened for the task links
   is never finished as a success);
-* soak: four runs triggered back to back (the DAG runs one at a time, the others queue): all
+* soak: three runs triggered back to back (the DAG runs one at a time, the others queue): all
   finish, none is left queued or running, each has one FINISHED MLflow parent with one run per
   cell, and the runs root keeps only the newest ``SKEWBENCH_KEEP_RUNS`` run directories.
 
@@ -197,7 +197,7 @@ def test_a_run_marked_failed_through_the_api_stops_and_logs_no_result(ui):
 
 
 def test_soak_back_to_back_triggers_all_finish_once_and_the_runs_root_stays_bounded(ui):
-    ids = [trigger(ui, f"soak-{i}") for i in range(4)]
+    ids = [trigger(ui, f"soak-{i}") for i in range(KEEP + 1)]  # one more than the runs root keeps
     for run_id in ids:
         assert ui.wait_run(DAG, run_id, 900)["state"] == "success", run_id
     runs = ui.api("GET", f"/api/v2/dags/{DAG}/dagRuns?limit=100")["dag_runs"]
