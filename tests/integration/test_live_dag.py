@@ -47,8 +47,8 @@ STRATEGIES = ["kg", "pkg", "spark-sql"]
 #: every Param given: dag.test() in one process carries a conf's values over to the next run.
 #: Spark alone: a batch stage of the first 120 tuples per phase, twice, 40 ms a tuple: the
 #: calibration refuses a run whose per-record overhead (0.1-0.25 ms on Spark, a sleeping task's
-#: wake-up) moved by over 25% of 1% of the cost between before and after, which at a few ms a busy
-#: machine (this file's pytest-xdist neighbour) breaks often (tests/integration/test_live_spark.py)
+#: wake-up) moved by over 25% of a tenth of the cost between before and after, which at a few ms a
+#: busy machine (this file's pytest-xdist neighbour) breaks often (tests/integration/test_live_spark.py)
 CONF = {"datasets": [DATASET], "engines": ["spark"], "flink_address": "", "taskmanagers": 2, "native": True,
         "strategies": STRATEGIES, "shedders": [], "workers": 4, "duration": 30.0, "load": 62.5, "rate": None,
         "tuples": None, "cost": "40", "work": "sleep", "job": "agg", "window": 1000.0, "merge_parallelism": 0,

@@ -327,15 +327,19 @@ def check(c: Calibration, mean_cost_ms: float, when: str) -> None:
             f"{min(per):.3f}-{max(per):.3f} ms, more than {MAX_WORKER_RATIO:g}x apart; {hint}")
 
 
+def drifted(before_ms: float, after_ms: float, mean_cost_ms: float) -> bool:
+    """Two overheads more than 25% apart; overheads that are a small part of the cost change no
+    prediction much, so they are compared as that part (``SMALL_OVERHEAD`` of the cost)."""
+    return abs(before_ms - after_ms) > MAX_DRIFT * max(before_ms, after_ms, SMALL_OVERHEAD * mean_cost_ms)
+
+
 def check_drift(before: Calibration, after: Calibration, mean_cost_ms: float) -> None:
     """Refuse a run whose calibrations before and after the strategies are over 25% apart."""
     check(after, mean_cost_ms, "after")
     a, b = before.overhead_median_ms, after.overhead_median_ms
     if not (np.isfinite(a) and np.isfinite(b)):  # a calibration without the pairs' median (Spark's)
         a, b = before.overhead_ms, after.overhead_ms
-    # overheads that are a small part of the cost change no prediction much: compared as that part
-    scale = max(a, b, SMALL_OVERHEAD * mean_cost_ms)
-    if abs(a - b) > MAX_DRIFT * scale:
+    if drifted(a, b, mean_cost_ms):
         raise ImplausibleCalibration(
             f"implausible calibration: the per-record overhead (median) was {a:.3f} ms before the strategies and "
             f"{b:.3f} ms after them, more than {MAX_DRIFT:.0%} apart (means {before.overhead_ms:.3f} and "

@@ -612,7 +612,7 @@ def spark_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
     after = _spark_calibration(session, stream, cfg, cfg.seed + 1)
     _check_spark(after, mean_cost, "after")
     a, b = before["overhead_ms"], after["overhead_ms"]
-    if abs(a - b) > cal.MAX_DRIFT * max(a, b, 0.01 * mean_cost):
+    if cal.drifted(a, b, mean_cost):  # the rule Flink's calibrations are held to
         raise cal.ImplausibleCalibration(
             f"implausible calibration: Spark's per-record overhead was {a:.3f} ms before the strategies and {b:.3f} ms "
             f"after them, more than {cal.MAX_DRIFT:.0%} apart: the machine changed during the run; what to try: a "
