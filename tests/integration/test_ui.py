@@ -108,7 +108,12 @@ def _trigger(page, ui, conf: dict | None = None, datasets: str | None = None, da
         page.keyboard.insert_text(json.dumps(conf))
     page.wait_for_timeout(500)
     dialog.get_by_role("button", name="Trigger").last.click()
-    page.wait_for_timeout(2000)
+    try:  # the form closes once the run is created; open, it says why not
+        dialog.wait_for(state="hidden", timeout=30_000)
+    except Exception as exc:  # playwright's TimeoutError
+        text = dialog.inner_text() if dialog.count() else ""
+        raise AssertionError(f"the trigger form of {dag} stayed open 30 s after Trigger: {text[-2000:]!r}") from exc
+    page.wait_for_timeout(500)
 
 
 def _newest_manual_run(ui, before: set[str], dag: str = DAG) -> str:
