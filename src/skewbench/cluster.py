@@ -120,9 +120,7 @@ _STARTED = re.compile(r"Successfully started service '(sparkMaster|MasterUI)' on
 def _exited(pgid: int, log: Path) -> bool:
     if _alive(pgid):
         return False
-    tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
-    raise SkewbenchError("the Spark master exited while starting (log " + str(log)
-                         + (f": {tail[0][:200]}" if tail else "") + ")")
+    raise SkewbenchError(f"the Spark master exited while starting (log {log}{_last_line(log)})")
 
 
 def _bound_ports(log: Path, offset: int, bound: dict[str, int]) -> bool:
@@ -152,9 +150,13 @@ def _wait(probe, timeout: float, what: str, log: Path) -> None:
         except OSError:
             pass
         time.sleep(0.5)
+    raise SkewbenchError(f"{what} did not come up within {timeout:g} s (log {log}{_last_line(log)})")
+
+
+def _last_line(log: Path) -> str:
+    """``": <the log's last line>"``, or nothing when there is none."""
     tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
-    raise SkewbenchError(f"{what} did not come up within {timeout:g} s (log {log}"
-                         + (f": {tail[0][:200]}" if tail else "") + ")")
+    return f": {tail[0][:200]}" if tail else ""
 
 
 def load(workdir: str | Path) -> Cluster | None:

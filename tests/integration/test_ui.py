@@ -108,9 +108,11 @@ def _trigger(page, ui, conf: dict | None = None, datasets: str | None = None, da
         page.keyboard.insert_text(json.dumps(conf))
     page.wait_for_timeout(500)
     dialog.get_by_role("button", name="Trigger").last.click()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     try:  # the form closes once the run is created; open, it says why not
         dialog.wait_for(state="hidden", timeout=30_000)
-    except Exception as exc:  # playwright's TimeoutError
+    except PlaywrightTimeout as exc:
         text = dialog.inner_text() if dialog.count() else ""
         raise AssertionError(f"the trigger form of {dag} stayed open 30 s after Trigger: {text[-2000:]!r}") from exc
     page.wait_for_timeout(500)
