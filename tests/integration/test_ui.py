@@ -100,12 +100,17 @@ def _trigger(page, ui, conf: dict | None = None, datasets: str | None = None, da
         if not field.is_visible():
             dialog.get_by_role("button", name="Datasets").first.click()
         field.fill(datasets)
+        field.blur()  # as below: the form settles before the click on Trigger
     if conf is not None:
         dialog.get_by_role("button", name="Advanced Options").first.click()
         dialog.locator(".monaco-editor").last.click()  # "Configuration JSON"
         page.keyboard.press("Control+A")
         page.keyboard.press("Delete")
         page.keyboard.insert_text(json.dumps(conf))
+        # Leaving the editor re-formats its JSON, which moves the Trigger button up 100-150 px (measured
+        # here). Left by the click on Trigger, that happened between the mouse-down and the mouse-up,
+        # the click fell beside the button and no run was created (2 of 4 runs here, and in CI).
+        dialog.get_by_text("Configuration JSON").first.click()
     page.wait_for_timeout(500)
     dialog.get_by_role("button", name="Trigger").last.click()
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -114,7 +119,9 @@ def _trigger(page, ui, conf: dict | None = None, datasets: str | None = None, da
         dialog.wait_for(state="hidden", timeout=30_000)
     except PlaywrightTimeout as exc:
         text = dialog.inner_text() if dialog.count() else ""
-        raise AssertionError(f"the trigger form of {dag} stayed open 30 s after Trigger: {text[-2000:]!r}") from exc
+        enabled = dialog.get_by_role("button", name="Trigger").last.is_enabled() if dialog.count() else None
+        raise AssertionError(f"the trigger form of {dag} stayed open 30 s after Trigger (its button enabled: "
+                             f"{enabled}): {text[-2000:]!r}") from exc
     page.wait_for_timeout(500)
 
 
