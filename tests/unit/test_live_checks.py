@@ -147,6 +147,16 @@ def test_spark_and_flink_overheads_drift_by_one_rule():
     assert drifted(0.2, 0.14, 1.0) and not drifted(0.05, 0.03, 1.0)
 
 
+def test_a_spark_calibration_is_250_tuples_a_worker_and_up_to_2000_within_5_s_a_worker():
+    """The 250-a-worker floor holds at any cost and any number of workers; the 2,000 in all
+    that the run used before hold where a worker's share takes at most 5 s."""
+    from skewbench.live.run import spark_calibration_tuples as n
+
+    assert (n(4, 1.0), n(8, 1.0), n(4, 0.001)) == (2000, 2000, 2000)
+    assert (n(4, 40.0), n(2, 20.0), n(4, 1000.0)) == (1000, 500, 1000)  # 5 s a worker: 125 and 250; the floor
+    assert (n(64, 1.0), n(8, 40.0)) == (16000, 2000)
+
+
 def test_the_drift_check_compares_the_median_overheads():
     """Means 40% apart with equal medians (a tail that moved) pass; medians 30% apart do not; an
     overhead under a tenth of the cost counts as a tenth."""

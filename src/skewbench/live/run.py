@@ -567,14 +567,30 @@ def _shedding_fields(sim: dict[str, Any], row: dict[str, Any], cfg: LiveConfig) 
 # ---- Spark ---------------------------------------------------------------------------------
 
 
+#: a Spark calibration's tuples: at least this many a worker (each worker's mean over as many gaps:
+#: Spark's Python workers are noisy), more up to SPARK_CAL_MAX in all while a worker's share stays
+#: within SPARK_CAL_SECONDS of work
+SPARK_CAL_PER_WORKER, SPARK_CAL_MAX, SPARK_CAL_SECONDS = 250, 2000, 5.0
+
+
+def spark_calibration_tuples(workers: int, mean_cost_ms: float) -> int:
+    """How many tuples a Spark calibration stage runs. The floor of 2,000 it had before cost a run
+    at 40 ms a tuple on 4 workers 20 s per calibration. Measured here, four stages each, alternated,
+    40 ms on 4 workers: 1,000 tuples gave 0.163-0.198 ms of overhead (per worker 0.144-0.210),
+    2,000 gave 0.161-0.192 (0.155-0.199), both well inside the drift rule's 1 ms at that cost
+    (:func:`skewbench.live.calibrate.drifted`); 1,000 take 10 s."""
+    per = max(1.0, SPARK_CAL_SECONDS * 1000.0 / max(mean_cost_ms, 1e-9))
+    return max(workers * SPARK_CAL_PER_WORKER, min(SPARK_CAL_MAX, workers * int(per)))
+
+
 def _spark_calibration(session, stream: dec.Stream, cfg: LiveConfig, seed: int) -> dict[str, Any]:
-    """One stage of a separate stream (uniform keys, round robin, the run's costs cycled, 250
-    tuples a worker and at least 2,000, every worker backlogged): the per-record overhead,
-    overall and per worker."""
+    """One stage of a separate stream (uniform keys, round robin, the run's costs cycled, every
+    worker backlogged; :func:`spark_calibration_tuples` of them): the per-record overhead, overall
+    and per worker."""
     from skewbench.live import spark as sp
     from skewbench.live.predict import calibrate
 
-    m = max(2000, cfg.workers * 250)  # every worker's mean over 250 gaps at least: Spark's Python workers are noisy
+    m = spark_calibration_tuples(cfg.workers, float(np.mean(stream.cost_ms)))
     rng = np.random.default_rng(seed ^ 0x5EED)
     keys = rng.integers(0, cal.CAL_KEYS, m).astype(np.int64)
     w = (np.arange(m) % cfg.workers).astype(np.int32)
