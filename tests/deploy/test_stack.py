@@ -14,14 +14,14 @@ stack is started with the commands of docs/deploy.md (docker-compose, project
    nested runs, reachable on 127.0.0.1 only;
 4. both PostgreSQL containers are restarted, a second run succeeds with the same results, and the
    first run's records (Airflow's and MLflow's) are intact;
-5. the live DAG (``skewbench_live``) runs once, short, on the stack's Flink (a JobManager and two
-   TaskManager containers, its jobs submitted over REST with their jar) and Spark cluster: every
-   routing and every final aggregate exact, Flink's own keyBy equal to the ``flink`` strategy's
-   loads, the runs in MLflow;
-6. the reliability check: a live run with checkpoints, one TaskManager container's process killed
-   (SIGKILL from the host) while its phase runs; Docker restarts the container, the job resumes
-   from its checkpoint on the replacement, and the run succeeds with one restart in live.json,
-   its aggregates exact; the restart's times are logged;
+5. the live DAG (``skewbench_live``) runs once, short, with checkpoints, on the stack's Flink (a
+   JobManager and two TaskManager containers, its jobs submitted over REST with their jar) and
+   Spark cluster: every routing and every final aggregate exact, Flink's own keyBy equal to the
+   ``flink`` strategy's loads, the runs in MLflow;
+6. the reliability check, in that run: one TaskManager container's process killed (SIGKILL from
+   the host) while its last Flink phase runs; Docker restarts the container, the job resumes from
+   its checkpoint on the replacement, and the run succeeds with one restart in live.json, its
+   aggregates exact; the restart's times are logged;
 7. ``down -v`` leaves no container, network or volume of the project.
 
 Slow (8 minutes with the images built, 11 from nothing) and needs a Docker daemon: ``make deploy-test``
@@ -417,19 +417,20 @@ def test_postgresql_restarted_between_runs(stack, in_process):
 
 
 LIVE = "skewbench_live"
-#: the live run on the stack, short: 6 s of stream a phase, once, both engines at parallelism 2 (the
+#: the live run on the stack, short: 10 s of stream a phase, once, both engines at parallelism 2 (the
 #: Spark cluster has two one-core workers, a stage needs a task slot per worker), Flink's and Spark
 #: SQL's own routing; a cost of 5 ms, so that the calibration's plausibility checks (a per-record
 #: overhead over half the cost, before and after more than 25% apart) are not tripped by the stack's
-#: other services sharing the cores
+#: other services sharing the cores; checkpoints every 2 s, for the reliability check: one
+#: TaskManager's process killed in the last Flink phase (after a TaskManager is lost, Flink's
+#: REST metrics of the jobs after it are not refreshed; no other phase runs after it but its
+#: second run). One run for both checks: two took 186 + 153 s
 LIVE_CONF = {"datasets": ["tiny-zipf"], "engines": ["flink", "spark"], "strategies": ["kg", "pkg", "sg", "flink", "spark-sql"],
-             "workers": 2, "duration": 6, "repeat": 1, "cost": "5", "spark_tuples": 600}
+             "workers": 2, "duration": 10, "repeat": 1, "cost": "5", "spark_tuples": 600, "checkpoint_interval": 2}
 #: a Flink phase's tuples: duration seconds at the default load (62.5% of workers x 1000 / cost per second)
-LIVE_TUPLES = round(6 * 0.625 * 2 * 1000 / 5)
-#: the reliability check: one strategy on the stack's Flink, checkpoints every 2 s, a phase of 15 s
-#: in which a TaskManager's process is killed
-RELIABILITY_CONF = {"datasets": ["tiny-zipf"], "engines": ["flink"], "strategies": ["sg"], "workers": 2,
-                    "duration": 15, "repeat": 1, "cost": "5", "checkpoint_interval": 2}
+LIVE_TUPLES = round(10 * 0.625 * 2 * 1000 / 5)
+#: the Flink phases run in the strategies' order: the last one is killed
+KILLED_PHASE = "spark-sql#1"
 KILLED = "flink-taskmanager-1"
 
 
@@ -442,67 +443,27 @@ def live_result(stack: Stack, run_id: str, dataset: str = "tiny-zipf") -> dict:
     return json.loads(sh("docker", "exec", cid, "cat", found[0]).stdout)
 
 
-def test_live_dag_on_the_stacks_flink_and_spark(stack):
-    """The live DAG through the scheduler: its Flink jobs on the stack's JobManager (submitted over
-    REST with their jar; the TaskManagers read and write the run's files in the data volume),
-    its Spark stages on the stack's cluster; every routing exact, every final aggregate exact,
-    Flink's keyBy and Spark SQL's repartition equal to the strategies that model them; the runs in
-    MLflow."""
-    import mlflow
-
-    t0 = time.monotonic()
-    stack.wait("the live DAG to be parsed", lambda: stack.airflow("GET", f"/dags/{LIVE}")["dag_id"], timeout=300)
-    stack.airflow("PATCH", f"/dags/{LIVE}", {"is_paused": False})
-    run_id = stack.trigger(LIVE, LIVE_CONF)
-    state = stack.finish(run_id, dag=LIVE)
-    assert state == "success", [(t["task_id"], t["state"]) for t in stack.tasks(run_id, LIVE)]
-    STAGES["live run (Flink and Spark)"] = time.monotonic() - t0
-    res = live_result(stack, run_id)
-    rows = res["rows"]
-    assert {(r["engine"], r["routing"]) for r in rows} == {("flink", "routed"), ("flink", "native"), ("spark", "routed"),
-                                                            ("spark", "native")}
-    for r in rows:
-        assert r["subtask_records"] == r["decided_records"] and r["routing_exact"], r
-        assert r["tuples_executed"] == (LIVE_TUPLES if r["engine"] == "flink" else 600), r
-        assert r["throughput_measured"] > 0 and r["repeat"] == 1, r
-        if r["engine"] == "flink":  # the keyed windowed aggregation, its finals exact
-            assert r["job"] == "agg" and r["aggregates_exact"] and r["cluster"] == "flink-jobmanager:8081", r
-    native = {r["engine"]: r for r in rows if r["routing"] == "native"}
-    assert native["flink"]["strategy"] == "flink" and native["spark"]["strategy"] == "spark-sql"
-    assert res["restarts"] == []
-    # the jobs ran on the stack's JobManager (its REST API lists them), not on a local Flink
-    jobs = stack.flink("/jobs/overview")["jobs"]
-    names = [j["name"] for j in jobs if j["state"] == "FINISHED"]
-    assert {f"skewbench-live {n}#1" for n in ("kg", "pkg", "sg", "flink (native)", "spark-sql")} <= set(names), names
-    client = mlflow.MlflowClient(stack.url("MLFLOW_PORT", ""))
-    exp = client.get_experiment_by_name("skewbench-live")
-    parents = [p for p in client.search_runs([exp.experiment_id], f"tags.`skewbench.key` = '{LIVE}/{run_id}'")]
-    assert len(parents) == 1 and parents[0].info.status == "FINISHED", parents
-    kids = client.search_runs([exp.experiment_id], f"tags.`mlflow.parentRunId` = '{parents[0].info.run_id}'")
-    assert len(kids) == len(rows) and all(k.info.status == "FINISHED" for k in kids)
-    log(f"live run: {len(rows)} phases, every routing and aggregate exact; {len(names)} Flink jobs on the stack's "
-        f"JobManager")
-
-
 def inspect(cid: str, fmt: str) -> str:
     return sh("docker", "inspect", "-f", fmt, cid).stdout.strip()
 
 
-def test_live_dag_outlives_a_taskmanager_killed(stack):
-    """The reliability check on the stack: a live run with checkpoints every 2 s; while its phase
-    runs, one TaskManager container's main process is killed from the host (SIGKILL: the process
-    dies as in a crash, so Docker restarts the container, which ``docker kill`` would not: that
-    counts as a manual stop). The job restarts from its last checkpoint once the replacement has
-    registered; the run notices (Flink's exception history), checks that the final aggregates
-    stayed exact, records the restart in live.json, warms the cluster up and runs the phase again:
-    the DAG run succeeds without an Airflow retry."""
-    job_name = "skewbench-live sg#1"
+@pytest.fixture(scope="module")
+def live_run(stack):
+    """The live DAG through the scheduler, a TaskManager container's main process killed from the
+    host in its last Flink phase (SIGKILL: the process dies as in a crash, so Docker restarts the
+    container, which ``docker kill`` would not: that counts as a manual stop): the run's id, its
+    live.json, its task instances, the host's times of the kill and the TaskManagers."""
+    import mlflow  # noqa: F401  (the tests read MLflow; fail here, before a run, when it is missing)
+
+    job_name = f"skewbench-live {KILLED_PHASE}"
     t0 = time.monotonic()
+    stack.wait("the live DAG to be parsed", lambda: stack.airflow("GET", f"/dags/{LIVE}")["dag_id"], timeout=300)
+    stack.airflow("PATCH", f"/dags/{LIVE}", {"is_paused": False})
     cid = stack.container(KILLED)
     before = stack.taskmanagers()
     assert len(before) == 2, before
     restarts_before = int(inspect(cid, "{{.RestartCount}}"))
-    run_id = stack.trigger(LIVE, RELIABILITY_CONF)
+    run_id = stack.trigger(LIVE, LIVE_CONF)
     log(f"triggered {run_id}: {job_name} with checkpoints every 2 s, {KILLED} to be killed in it")
 
     def running() -> dict | None:
@@ -535,30 +496,74 @@ def test_live_dag_outlives_a_taskmanager_killed(stack):
     state = stack.finish(run_id, dag=LIVE)
     tis = stack.tasks(run_id, LIVE)
     assert state == "success", [(t["task_id"], t["state"], t["try_number"]) for t in tis]
-    STAGES["live run, a TaskManager killed"] = time.monotonic() - t0
+    STAGES["live run (Flink and Spark), a TaskManager killed"] = time.monotonic() - t0
+    return {"run_id": run_id, "result": live_result(stack, run_id), "tasks": tis, "killed_us": killed_us,
+            "t_container": t_container, "t_registered": t_registered, "replaced": replaced, "cid": cid}
+
+
+def test_live_dag_on_the_stacks_flink_and_spark(stack, live_run):
+    """The live DAG through the scheduler: its Flink jobs on the stack's JobManager (submitted over
+    REST with their jar; the TaskManagers read and write the run's files in the data volume),
+    its Spark stages on the stack's cluster; every routing exact, every final aggregate exact,
+    Flink's keyBy and Spark SQL's repartition equal to the strategies that model them; the runs in
+    MLflow."""
+    import mlflow
+
+    run_id, res = live_run["run_id"], live_run["result"]
+    rows = res["rows"]
+    assert {(r["engine"], r["routing"]) for r in rows} == {("flink", "routed"), ("flink", "native"), ("spark", "routed"),
+                                                            ("spark", "native")}
+    for r in rows:
+        assert r["subtask_records"] == r["decided_records"] and r["routing_exact"], r
+        assert r["tuples_executed"] == (LIVE_TUPLES if r["engine"] == "flink" else 600), r
+        assert r["throughput_measured"] > 0 and r["repeat"] == 1, r
+        if r["engine"] == "flink":  # the keyed windowed aggregation, its finals exact
+            assert r["job"] == "agg" and r["aggregates_exact"] and r["cluster"] == "flink-jobmanager:8081", r
+    native = {r["engine"]: r for r in rows if r["routing"] == "native"}
+    assert native["flink"]["strategy"] == "flink" and native["spark"]["strategy"] == "spark-sql"
+    assert [r["phase"] for r in res["restarts"]] == [KILLED_PHASE]  # the kill's, no other
+    # the jobs ran on the stack's JobManager (its REST API lists them), not on a local Flink
+    jobs = stack.flink("/jobs/overview")["jobs"]
+    names = [j["name"] for j in jobs if j["state"] == "FINISHED"]
+    assert {f"skewbench-live {n}#1" for n in ("kg", "pkg", "sg", "flink (native)", "spark-sql")} <= set(names), names
+    client = mlflow.MlflowClient(stack.url("MLFLOW_PORT", ""))
+    exp = client.get_experiment_by_name("skewbench-live")
+    parents = [p for p in client.search_runs([exp.experiment_id], f"tags.`skewbench.key` = '{LIVE}/{run_id}'")]
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED", parents
+    kids = client.search_runs([exp.experiment_id], f"tags.`mlflow.parentRunId` = '{parents[0].info.run_id}'")
+    assert len(kids) == len(rows) and all(k.info.status == "FINISHED" for k in kids)
+    log(f"live run: {len(rows)} phases, every routing and aggregate exact; {len(names)} Flink jobs on the stack's "
+        f"JobManager")
+
+
+def test_live_dag_outlives_a_taskmanager_killed(stack, live_run):
+    """The reliability check on the stack, in the same run: the job restarts from its last
+    checkpoint once the replacement has registered; the run notices (Flink's exception history),
+    checks that the final aggregates stayed exact, records the restart in live.json, warms the
+    cluster up and runs the phase again: the DAG run succeeds without an Airflow retry."""
+    tis, res, cid = live_run["tasks"], live_run["result"], live_run["cid"]
     # no Airflow retry: the run itself handled the restart
     assert [t["try_number"] for t in tis if t["task_id"] == "run_live"] == [1], tis
-    res = live_result(stack, run_id)
     assert res["attempt"] == 1
     restarts = res["restarts"]
     assert len(restarts) == 1, restarts
     r = restarts[0]
-    assert r["phase"] == "sg#1" and r["aggregates_exact"] is True and r["attempts"] >= 2, r
+    assert r["phase"] == KILLED_PHASE and r["aggregates_exact"] is True and r["attempts"] >= 2, r
     assert r["failures"] and r["restart_s"] is not None and r["restart_s"] > 0, r
-    (row,) = [x for x in res["rows"] if x["strategy"] == "sg"]
-    assert row["engine"] == "flink" and row["routing_exact"] and row["aggregates_exact"], row
+    (row,) = [x for x in res["rows"] if x["strategy"] == KILLED_PHASE.split("#")[0] and x["engine"] == "flink"]
+    assert row["routing_exact"] and row["aggregates_exact"], row
     assert row["subtask_records"] == row["decided_records"]
     # the stack is whole again: two TaskManagers, 8 slots, the killed one's container the same
-    assert stack.taskmanagers() == replaced and stack.flink().get("slots-total") == 8
+    assert stack.taskmanagers() == live_run["replaced"] and stack.flink().get("slots-total") == 8
     assert stack.container(KILLED) == cid
     # the restart's times: the host's (kill, Docker's restart, the replacement's registration) and
     # the run's (Flink's failure, the first tuple a restarted task ran), on one clock
     start_us = min(int(f["us"]) for f in r["failures"]) - r["failed_ms"] * 1000
-    kill_ms = (killed_us - start_us) / 1000
+    kill_ms = (live_run["killed_us"] - start_us) / 1000
     resumed_after = (r["resumed_ms"] - kill_ms) / 1000
     log(f"restart: {KILLED} killed {kill_ms / 1000:.1f} s into the phase; Docker restarted its container after "
-        f"{t_container:.1f} s, the replacement registered after {t_registered:.1f} s; Flink saw the failure "
-        f"{(r['failed_ms'] - kill_ms) / 1000:.1f} s after the kill and the job resumed from its checkpoint "
+        f"{live_run['t_container']:.1f} s, the replacement registered after {live_run['t_registered']:.1f} s; Flink saw "
+        f"the failure {(r['failed_ms'] - kill_ms) / 1000:.1f} s after the kill and the job resumed from its checkpoint "
         f"{resumed_after:.1f} s after it (restart_s {r['restart_s']:.1f} s from the failure, {r['attempts']} attempts, "
         f"{r['finals_replayed']} finals replayed with equal aggregates)")
     assert 0 < resumed_after < 300, (kill_ms, r)
