@@ -453,8 +453,6 @@ def live_run(stack):
     host in its last Flink phase (SIGKILL: the process dies as in a crash, so Docker restarts the
     container, which ``docker kill`` would not: that counts as a manual stop): the run's id, its
     live.json, its task instances, the host's times of the kill and the TaskManagers."""
-    import mlflow  # noqa: F401  (the tests read MLflow; fail here, before a run, when it is missing)
-
     job_name = f"skewbench-live {KILLED_PHASE}"
     t0 = time.monotonic()
     stack.wait("the live DAG to be parsed", lambda: stack.airflow("GET", f"/dags/{LIVE}")["dag_id"], timeout=300)
