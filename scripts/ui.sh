@@ -10,16 +10,25 @@ pids="$state/ui.pgids"
 airflow_port=${AIRFLOW_PORT:-8080}
 mlflow_port=${MLFLOW_PORT:-5000}
 
-stop() {
+stop() {  # SIGTERM to every process group at once, then 10 s in all for them to leave, then SIGKILL
   [ -f "$pids" ] || { echo "no UI started from here"; return 0; }
+  local name pgid live=()
   while read -r name pgid; do
     if kill -0 -- "-$pgid" 2>/dev/null; then
       kill -TERM -- "-$pgid" 2>/dev/null || true
-      for _ in $(seq 20); do kill -0 -- "-$pgid" 2>/dev/null || break; sleep 0.5; done
-      kill -KILL -- "-$pgid" 2>/dev/null || true
-      echo "stopped $name (process group $pgid)"
+      live+=("$name:$pgid")
     fi
   done < "$pids"
+  for _ in $(seq 20); do
+    local left=0 e
+    for e in "${live[@]}"; do kill -0 -- "-${e#*:}" 2>/dev/null && left=1; done
+    (( left )) || break
+    sleep 0.5
+  done
+  for e in "${live[@]}"; do
+    kill -KILL -- "-${e#*:}" 2>/dev/null || true
+    echo "stopped ${e%%:*} (process group ${e#*:})"
+  done
   rm -f "$pids"
 }
 
