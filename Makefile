@@ -12,12 +12,13 @@
 #                   slow tests aside (what CI runs first)
 #   make docs       regenerate docs/results.md from the families' schemas
 #   make bench      the benchmarks, about 40 minutes (figures go to BENCHMARKS.md, plots to docs/img)
-#   make reproduce  the paper-reproduction checks and the slow tests (CI runs it after make test)
+#   make reproduce  the paper-reproduction checks and the timing checks (CI runs it after make test)
+#   make slow       the slow integration checks: Airflow's scheduler and UI, the live DAG (CI: after reproduce)
 #   make images     the Docker images of docker/compose.yaml, with or without an image registry
 #   make deploy-test the stack in Docker (its own daemon if none runs): the nightly through it, checked
 #   make lock       re-resolve requirements.lock from pyproject.toml (needs the package registry)
 #   make flink-env  the Flink environment .venv-flink (PyFlink 2.3 from requirements-flink.lock, apart
-#                   from the project's: its pins cannot share requirements.lock); make reproduce needs it
+#                   from the project's: its pins cannot share requirements.lock); make reproduce and slow need it
 #   make lock-flink re-resolve requirements-flink.lock from requirements-flink.in
 
 SHELL := /bin/bash
@@ -29,7 +30,7 @@ STAMP := $(VENV)/.installed
 STATE ?= $(abspath .skewbench)
 ROOT ?= $(STATE)/datasets
 PYTEST_ARGS ?=
-# make test and make reproduce run on both cores: pytest-xdist deals whole test files to two
+# make test, make reproduce and make slow run on both cores: pytest-xdist deals whole test files to two
 # workers (module fixtures stay computed once), the heaviest files first (tests/conftest.py)
 XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
 DURATIONS := --durations=25
@@ -58,7 +59,7 @@ KERNEL_SOURCES := src/skewbench/jit.py src/skewbench/aot.py $(wildcard src/skewb
 	$(shell grep -rl "^from skewbench.jit import njit" src/skewbench)
 READY := $(STAMP) $(KERNELS)
 
-.PHONY: install bytecode run live datasets ui ui-stop cluster cluster-stop test bench reproduce lock clean java browser docs \
+.PHONY: install bytecode run live datasets ui ui-stop cluster cluster-stop test bench reproduce slow lock clean java browser docs \
 	docker-tools images deploy-test flink-env lock-flink
 
 install: $(READY)
@@ -161,19 +162,26 @@ bench: $(READY)
 docs: $(READY)
 	$(BIN)/skewbench results doc --out docs/results.md
 
-# the slow checks: every test marked reproduction or slow, wherever it lives (every paper
-# reproduction target, the fault tests under Airflow's real scheduler, the 10^7-tuple generation
-# check, the long conformance and end-to-end cases); make test skips exactly these
+# the paper-reproduction checks: every test marked reproduction, and every timing check (measured
+# engine time against predictions, tests marked timing); make test skips them
 reproduce: export SKEWBENCH_FLINK_PYTHON := $(FLINK_PYTHON)
-reproduce: $(READY) bytecode $(FLINK_STAMP) | browser
-	@# two runs: the checks on both cores, then the timing checks (measured engine time against
-	@# predictions) alone, with nothing beside them; both always run, the first failure's status is
-	@# make's (5, nothing selected by PYTEST_ARGS, is not a failure)
-	@rc=0; SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q $(XDIST) $(DURATIONS) -m "(reproduction or slow) and not timing" $(PYTEST_ARGS) tests || rc=$$?; \
+reproduce: $(READY) bytecode $(FLINK_STAMP)
+	@# two runs: the checks on both cores, then the timing checks alone, with nothing beside them;
+	@# both always run, the first failure's status is make's (5, nothing selected by PYTEST_ARGS, is
+	@# not a failure)
+	@rc=0; SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q $(XDIST) $(DURATIONS) -m "reproduction and not timing" $(PYTEST_ARGS) tests || rc=$$?; \
 	  [ $$rc -eq 5 ] && rc=0; \
 	  echo "the timing checks alone (measured engine time against predictions, nothing else running)"; \
 	  SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q $(DURATIONS) -m "timing" $(PYTEST_ARGS) tests || { r=$$?; [ $$r -eq 5 ] || [ $$rc -ne 0 ] || rc=$$r; }; \
 	  exit $$rc
+
+# the slow integration checks, the rest of what make test skips (tests marked slow, neither
+# reproduction nor timing): the fault tests under Airflow's real scheduler, the UI in a browser,
+# the live DAG's runs, the 10^7-tuple generation check, the long conformance and end-to-end cases
+slow: export SKEWBENCH_FLINK_PYTHON := $(FLINK_PYTHON)
+slow: $(READY) bytecode $(FLINK_STAMP) | browser
+	@SKEWBENCH_REPRODUCE=full $(BIN)/python -m pytest -q $(XDIST) $(DURATIONS) -m "slow and not reproduction and not timing" $(PYTEST_ARGS) tests; \
+	  rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
 
 # the deployed stack (docs/deploy.md): Debian's Docker engine, docker-compose 1.29 and mmdebstrap
 # when missing; images built with no registry (bases from Debian's packages when the public ones

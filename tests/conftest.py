@@ -54,7 +54,7 @@ def spark():
 @pytest.fixture(scope="session")
 def flink_env():
     """The Flink environment (:func:`skewbench.settings.flink_environment`: ``make flink-env``, or
-    ``SKEWBENCH_FLINK_PYTHON``).  Missing, it fails the test under ``make reproduce``
+    ``SKEWBENCH_FLINK_PYTHON``).  Missing, it fails the test under ``make reproduce`` and ``make slow``
     (SKEWBENCH_REPRODUCE=full, which builds it first) and skips it otherwise."""
     from skewbench.errors import SkewbenchError
     from skewbench.settings import flink_environment
@@ -132,8 +132,9 @@ def _heavy_first(items) -> None:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``slow`` (the full reproduction grid) run only with SKEWBENCH_REPRODUCE=full
-    (``make reproduce``) or SKEWBENCH_SLOW=1; ``make test`` runs the fast subset. Tests marked
+    """Tests marked ``slow`` (the full reproduction grid, the long integration checks) run only with
+    SKEWBENCH_REPRODUCE=full (``make reproduce``, ``make slow``) or SKEWBENCH_SLOW=1; ``make test``
+    runs the fast subset. Tests marked
     ``deploy`` (the stack in Docker) run only under ``make deploy-test`` (SKEWBENCH_DEPLOY_TEST=1)."""
     _heavy_first(items)
     if os.environ.get("SKEWBENCH_DEPLOY_TEST") != "1":
@@ -143,7 +144,8 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(no_deploy)
     if os.environ.get("SKEWBENCH_REPRODUCE") == "full" or os.environ.get("SKEWBENCH_SLOW") == "1":
         return
-    skip = pytest.mark.skip(reason="slow: run with make reproduce (SKEWBENCH_REPRODUCE=full)")
+    skip = pytest.mark.skip(reason="slow: run with make slow (SKEWBENCH_REPRODUCE=full)")
+    skip_timing = pytest.mark.skip(reason="slow: a timing check, run with make reproduce (SKEWBENCH_REPRODUCE=full)")
     for item in items:
         if "slow" in item.keywords:
-            item.add_marker(skip)
+            item.add_marker(skip_timing if "timing" in item.keywords else skip)

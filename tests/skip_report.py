@@ -5,7 +5,7 @@ reason``) and names no test; this section names each, untruncated, in a form ``.
 reads from CI's saved output::
 
     ============ skipped tests (2), each with its reason ============
-    SKIP tests/x.py::test_a[1] :: slow: run with make reproduce (SKEWBENCH_REPRODUCE=full)
+    SKIP tests/x.py::test_a[1] :: slow: run with make slow (SKEWBENCH_REPRODUCE=full)
 
 ``tests/conftest.py`` loads it for every run; ``python -m pytest -p tests.skip_report`` elsewhere.
 """

@@ -14,7 +14,7 @@ SQLite), one throw-away environment for the module, the runs in this order:
    written, as an engine bug would): ``validate`` fails with GE's message, ``mark_failed`` marks
    the family's MLflow parent FAILED, and nothing downstream runs or logs.
 
-Each step is a full DAG run (spark-submit, GE): slow, ``make reproduce``.
+Each step is a full DAG run (spark-submit, GE): slow, ``make slow``.
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def test_replay_example2_and_asymmetry(sets, tmp_path):
     assert (abs(td["gain"] - 20.0) < 1e-6).all()  # TD = OPT = 20% of C at every f (R4)
 
 
-@pytest.mark.slow  # about 40 s: make reproduce (make test keeps one standalone-cluster replay, test_cli_replay)
+@pytest.mark.slow  # about 40 s: make slow (make test keeps one standalone-cluster replay, test_cli_replay)
 def test_spark_local_and_standalone_cluster_equal_the_process(sets, tmp_path, standalone_cluster):
     grid = ["--dataset", sets / "e5", "--strategies", "td,tl,storm,opt,random", "--seeds", "2", "--chunk", "7",
             "--min-time", "0"]

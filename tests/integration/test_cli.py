@@ -24,7 +24,7 @@ def run(*args: str, check: bool = True, env: dict | None = None) -> subprocess.C
 
 
 @pytest.mark.spark
-@pytest.mark.slow  # 20-40 s: make reproduce (which CI runs) keeps make test under its 12 minutes
+@pytest.mark.slow  # 20-40 s: make slow (which CI runs) keeps make test under its 12 minutes
 def test_zipf_1e7_matches_exact_p1_and_is_partition_invariant(tmp_path):
     """Issue 2: alpha 1.0, 10^4 keys, 10^7 tuples, seed 1: p1 within 2% of the exact finite-Zipf
     p1, same fingerprint with --partitions 1 and 4."""

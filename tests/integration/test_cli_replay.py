@@ -90,7 +90,7 @@ def test_empty_and_missing_datasets(tmp_path):
     assert p.returncode == 2 and "does not exist" in p.stderr
 
 
-@pytest.mark.slow  # about 45 s with the cluster start: make reproduce (CI runs it after make test, which must stay under 12 minutes)
+@pytest.mark.slow  # about 45 s with the cluster start: make slow (CI runs it after make test, which must stay under 12 minutes)
 @pytest.mark.spark
 def test_identical_on_the_standalone_cluster_local_mode_and_in_process(dataset, tmp_path, standalone_cluster):
     """Every grouping strategy: in this process, on Spark local[2] in one task, and submitted with

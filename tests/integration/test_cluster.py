@@ -68,7 +68,7 @@ def test_start_refuses_a_second_cluster_and_stop_ends_every_daemon(tmp_path):
     assert not (tmp_path / "cluster.json").exists() and cluster.stop(tmp_path) == []
 
 
-@pytest.mark.slow  # about 40 s: make reproduce (make test keeps one standalone-cluster replay, test_cli_replay)
+@pytest.mark.slow  # about 40 s: make slow (make test keeps one standalone-cluster replay, test_cli_replay)
 def test_an_executor_killed_mid_replay_is_replaced_and_the_results_are_bit_identical(standalone_cluster,
                                                                                       tmp_path):
     """SIGKILL of an executor (its JVM and Python workers) while it replays: Spark loses the

@@ -87,7 +87,7 @@ BAD_RANGES = [({"grouping_workers": [0]}, "parameter 'grouping_workers' item 1: 
                "parameter 'grouping_provisioning': -5 is out of range; allowed: above 0 and at most 100,000")]
 
 
-@pytest.mark.slow  # about 30 s: make reproduce (CI runs it after make test, which must stay under 12 minutes)
+@pytest.mark.slow  # about 30 s: make slow (CI runs it after make test, which must stay under 12 minutes)
 def test_invalid_params_are_refused_before_any_task(env):
     """A value outside the form's choices is refused at trigger; an out-of-range number or an
     unknown dataset fails the run in check_params alone, with one sentence, before any dataset
@@ -119,7 +119,7 @@ def _mlflow(env):
     return mlflow.MlflowClient(env["SKEWBENCH_TRACKING_URI"])
 
 
-@pytest.mark.slow  # about 2 min: make reproduce (CI runs it after make test, which must stay under 12 minutes)
+@pytest.mark.slow  # about 2 min: make slow (CI runs it after make test, which must stay under 12 minutes)
 def test_nightly_end_to_end(env):
     from datetime import datetime, timezone
 
@@ -194,7 +194,7 @@ def test_nightly_end_to_end(env):
     # (slow: a second full DAG run); log_run's idempotence alone is test_tracking.py's
 
 
-@pytest.mark.slow  # about 40 s (two retries of spark-submit): make reproduce, with the scheduler fault tests
+@pytest.mark.slow  # about 40 s (two retries of spark-submit): make slow, with the scheduler fault tests
 def test_a_failed_replay_marks_the_run_failed_and_logs_nothing(env):
     """The real DAG's failure path: the Spark job cannot start (an unknown master), the replay
     task fails after its retries, mark_failed marks the family's MLflow parent run FAILED and

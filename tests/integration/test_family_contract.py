@@ -65,7 +65,7 @@ def test_the_fixtures_stay_out_of_this_process():
     assert "toy" not in families()
 
 
-@pytest.mark.slow  # about 35 s: make reproduce (CI runs it after make test, which must stay under 12 minutes)
+@pytest.mark.slow  # about 35 s: make slow (CI runs it after make test, which must stay under 12 minutes)
 def test_a_minimal_family_runs_through_the_whole_pipeline(dataset, tmp_path):
     env = _env(tmp_path, PLUGINS)
     listed = json.loads(_sb(env, "strategies", "--family", "toy", "--json").stdout)
@@ -157,7 +157,7 @@ def _wheel(tmp: Path) -> Path:
     return whl
 
 
-@pytest.mark.slow  # about 35 s (builds and installs a wheel): make reproduce; the minimal family above stays in make test
+@pytest.mark.slow  # about 35 s (builds and installs a wheel): make slow; the minimal family above stays in make test
 def test_an_installed_packages_strategy_replays_like_a_built_in_one(dataset, tmp_path):
     target = tmp_path / "site"
     _run(os.environ, sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",

@@ -16,7 +16,7 @@
   subtask of the keyed operator counts equal the strategy's per-worker loads with
   ``api="pyflink"`` exactly, and differ from ``api="datastream"``'s.
 
-Marked ``slow``: they run under ``make reproduce``, which builds the Flink environment first.
+Marked ``slow``: they run under ``make slow``, which builds the Flink environment first.
 Without it they fail under ``SKEWBENCH_REPRODUCE=full`` and are skipped otherwise.
 """
 

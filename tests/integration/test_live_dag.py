@@ -192,7 +192,7 @@ BAD_IN_CHECK = [
 ]
 
 
-@pytest.mark.slow  # about 45 s (an Airflow start and fourteen refused runs): make reproduce
+@pytest.mark.slow  # about 45 s (an Airflow start and fourteen refused runs): make slow
 def test_invalid_params_are_refused_before_any_task(env):
     confs = [c for c, _ in BAD_AT_TRIGGER] + [c for c, _ in BAD_IN_CHECK]
     results, log = _run(env, [({**CONF, **c}, WHEN) for c in confs])
@@ -288,7 +288,7 @@ def _run_id_of(url: str) -> str:
     return url.rstrip("/").rsplit("/runs/", 1)[1].split("/")[0]
 
 
-@pytest.mark.slow  # about 80 s (two full DAG runs: Spark, GE, MLflow, the site): make reproduce
+@pytest.mark.slow  # about 80 s (two full DAG runs: Spark, GE, MLflow, the site): make slow
 def test_a_live_run_logs_a_parent_and_a_nested_run_per_engine_strategy_and_routing(live_runs):
     first, s = live_runs["first"], live_runs["state1"]
     assert {k: v[0] for k, v in first["tasks"].items()} == {

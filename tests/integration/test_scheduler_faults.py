@@ -14,7 +14,7 @@ operator would:
   finish, none is left queued or running, each has one FINISHED MLflow parent with one run per
   cell, and the runs root keeps only the newest ``SKEWBENCH_KEEP_RUNS`` run directories.
 
-Slow (several minutes): ``make reproduce`` and ``SKEWBENCH_SLOW=1`` run it.
+Slow (several minutes): ``make slow`` and ``SKEWBENCH_SLOW=1`` run it.
 """
 
 from __future__ import annotations

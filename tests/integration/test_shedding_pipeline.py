@@ -109,7 +109,7 @@ def test_operator_and_partition_replays(las_ds, part_ds, tmp_path):
     assert (sp["imbalance_p50"].to_numpy() * 10 < fld["imbalance_p50"].to_numpy()).all()
 
 
-@pytest.mark.slow  # about 50 s: make reproduce (make test keeps one standalone-cluster replay, test_cli_replay)
+@pytest.mark.slow  # about 50 s: make slow (make test keeps one standalone-cluster replay, test_cli_replay)
 def test_spark_local_and_standalone_cluster_equal_the_process(both_ds, tmp_path, standalone_cluster):
     """One dataset with costs and values, both kinds of strategies: the Spark job at local[2] and on
     the standalone cluster (two 1-core workers) writes the same tables as the in-process replay

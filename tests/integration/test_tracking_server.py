@@ -36,7 +36,7 @@ def server(tmp_path):
     s.stop()
 
 
-@pytest.mark.slow  # about 30 s: make reproduce (CI runs it after make test, which must stay under 12 minutes)
+@pytest.mark.slow  # about 30 s: make slow (CI runs it after make test, which must stay under 12 minutes)
 def test_unreachable_fails_fast_then_the_retry_logs_once(results, server):
     t = time.monotonic()
     with pytest.raises(SkewbenchError, match=r"MLflow tracking server http://127\.0\.0\.1:\d+ is unreachable"):

@@ -55,7 +55,7 @@ def _group_pids(state: Path) -> dict[int, str]:
     return out
 
 
-@pytest.mark.slow  # about 40 s with make ui: make reproduce (CI runs it after make test, which must stay under 12 minutes)
+@pytest.mark.slow  # about 40 s with make ui: make slow (CI runs it after make test, which must stay under 12 minutes)
 def test_make_ui_listens_on_loopback_only_and_keeps_its_password_private(ui):
     import psutil
 
@@ -135,7 +135,7 @@ def _newest_manual_run(ui, before: set[str], dag: str = DAG) -> str:
     raise AssertionError("the form created no run")
 
 
-@pytest.mark.slow  # 1-3 min in a real browser: make reproduce (the loopback and password checks stay in make test)
+@pytest.mark.slow  # 1-3 min in a real browser: make slow (the loopback and password checks stay in make test)
 def test_a_first_time_user_triggers_runs_and_finds_the_mlflow_runs(ui, tmp_path):
     sync_playwright = _browser()
     password = json.loads((Path(ui["env"]["AIRFLOW_HOME"]) /
@@ -195,7 +195,7 @@ def test_a_first_time_user_triggers_runs_and_finds_the_mlflow_runs(ui, tmp_path)
 LIVE = "skewbench_live"
 
 
-@pytest.mark.slow  # a minute or two in a real browser: make reproduce
+@pytest.mark.slow  # a minute or two in a real browser: make slow
 def test_the_live_dag_runs_from_the_airflow_ui(ui):
     """skewbench_live triggered through its form (the configuration in the form's JSON editor):
     the run succeeds under the scheduler, every routing exact, and its MLflow parent is finished.

@@ -261,7 +261,7 @@ def test_f2_solves_e5_like_graphs_to_optimality():
         check_allocation(job, res)
 
 
-@pytest.mark.slow  # about 25 s: make reproduce
+@pytest.mark.slow  # about 25 s: make slow
 def test_f3_agrees_with_f2_on_e5_like_graphs():
     """F3 (CP-SAT) proves the same optimum as F2; its time limit is only a safety net (the test
     took about 20 s alone; a 30 s limit was hit with another test suite running beside it)."""

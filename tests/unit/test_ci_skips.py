@@ -70,20 +70,21 @@ def test_every_skip_is_printed_with_its_full_reason(tmp_path):
 
 
 def test_an_allowed_skip_passes_and_is_listed(tmp_path):
-    log = pytest_log(tmp_path, "slow: run with make reproduce (SKEWBENCH_REPRODUCE=full)")
+    log = pytest_log(tmp_path, "slow: run with make slow (SKEWBENCH_REPRODUCE=full)")
     p = check("make-test", log)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.splitlines()[0] == "make-test: 2 skipped test(s)"
-    assert "  allowed      test_x.py::test_skipped[1] :: slow: run with make reproduce" in p.stdout
-    # the same skip in make reproduce, which runs the slow tests, is a failure
-    p = check("reproduce", log)
-    assert p.returncode == 1 and "  NOT ALLOWED  test_x.py::test_skipped[2] :: slow: " in p.stdout, p.stdout
+    assert "  allowed      test_x.py::test_skipped[1] :: slow: run with make slow" in p.stdout
+    # the same skip in make slow or make reproduce, which run the slow tests, is a failure
+    for stage in ("slow", "reproduce"):
+        p = check(stage, log)
+        assert p.returncode == 1 and "  NOT ALLOWED  test_x.py::test_skipped[2] :: slow: " in p.stdout, p.stdout
 
 
 @pytest.mark.parametrize("reason", MUST_FAIL)
 def test_a_missing_tool_or_data_set_fails_every_stage(tmp_path, reason):
     log = pytest_log(tmp_path, reason)
-    for stage in ("make-test", "reproduce", "deploy-test"):
+    for stage in ("make-test", "reproduce", "slow", "deploy-test"):
         p = check(stage, log)
         assert p.returncode == 1, (stage, p.stdout)
         assert f"  NOT ALLOWED  test_x.py::test_skipped[1] :: {reason}" in p.stdout

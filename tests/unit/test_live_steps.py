@@ -182,7 +182,7 @@ def test_the_flink_engine_without_its_environment_is_one_line(monkeypatch, tmp_p
     steps.check_params({"engines": ["spark"]})  # Spark alone needs no Flink
 
 
-@pytest.mark.slow  # it needs the Flink environment, which make reproduce installs and make test does not
+@pytest.mark.slow  # it needs the Flink environment, which make slow installs and make test does not
 def test_an_unreachable_flink_address_is_one_line(flink_env, monkeypatch):
     import socket
 
