@@ -1,0 +1,29 @@
+package skewbench.partition;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/** A router's parameters as text (name -> value), read with one clear error for a bad one. */
+final class Params {
+    private final String strategy;
+    private final Map<String, String> values;
+
+    Params(String strategy, Map<String, String> values, String... known) {
+        this.strategy = strategy;
+        this.values = values;
+        Set<String> unknown = new TreeSet<>(values.keySet());
+        unknown.removeAll(Set.of(known));
+        if (!unknown.isEmpty())
+            throw new IllegalArgumentException(strategy + ": unknown parameter(s) " + unknown + "; it takes "
+                    + (known.length == 0 ? "none" : new TreeSet<>(Set.of(known))));
+    }
+
+    String text(String name, String fallback, String... allowed) {
+        String v = values.getOrDefault(name, fallback);
+        if (allowed.length > 0 && !Set.of(allowed).contains(v))
+            throw new IllegalArgumentException(strategy + ": " + name + " must be one of " + new TreeSet<>(Set.of(allowed))
+                    + ", got '" + v + "'");
+        return v;
+    }
+}
