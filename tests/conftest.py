@@ -118,8 +118,8 @@ FILE_SECONDS = {
     "tests/unit/test_live_steps.py": 2,
     # measured 2026-11-28 (make test, two workers): a nightly through dag.test and a conformance run
     "tests/integration/test_toy_strategies.py": 90,
-    # measured 2026-11-29 alone: three catalog datasets materialised, 200 cases through one JVM
-    "tests/integration/test_java_routers.py": 10,
+    # measured 2026-11-29 beside make test: three catalog datasets materialised, about 400 cases in one JVM
+    "tests/integration/test_java_routers.py": 30,
 }
 
 

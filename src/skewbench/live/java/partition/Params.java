@@ -19,6 +19,34 @@ final class Params {
                     + (known.length == 0 ? "none" : new TreeSet<>(Set.of(known))));
     }
 
+    double number(String name, double fallback, double low, boolean lowOpen) {
+        String v = values.get(name);
+        if (v == null) return fallback;
+        double x;
+        try {
+            x = Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(strategy + ": " + name + " must be a number, got '" + v + "'");
+        }
+        if (!(lowOpen ? x > low : x >= low) || Double.isNaN(x) || Double.isInfinite(x))
+            throw new IllegalArgumentException(strategy + ": " + name + " must be a finite number " + (lowOpen ? "> " : ">= ")
+                    + low + ", got " + v);
+        return x;
+    }
+
+    int integer(String name, int fallback, int low) {
+        String v = values.get(name);
+        if (v == null) return fallback;
+        int x;
+        try {
+            x = Integer.parseInt(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(strategy + ": " + name + " must be an integer, got '" + v + "'");
+        }
+        if (x < low) throw new IllegalArgumentException(strategy + ": " + name + " must be an integer >= " + low + ", got " + v);
+        return x;
+    }
+
     String text(String name, String fallback, String... allowed) {
         String v = values.getOrDefault(name, fallback);
         if (allowed.length > 0 && !Set.of(allowed).contains(v))
