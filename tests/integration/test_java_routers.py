@@ -33,7 +33,7 @@ SEEDS = (0, 12345)
 DATASETS = ("zipf-1.5", "drift-hotswap", "slashdot")
 #: the grouping strategies without a Java router yet (issue 41 builds them) or by design (flink is
 #: Flink's own keyBy; osg and fk decide from the workers' execution times, which only the replay has)
-WITHOUT = {"chwbl", "local-global", "salt", "dkg", "cm", "am", "cam", "osg", "fk",
+WITHOUT = {"local-global", "salt", "dkg", "cm", "am", "cam", "osg", "fk",
            "flink"}
 
 

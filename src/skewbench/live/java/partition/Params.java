@@ -47,6 +47,20 @@ final class Params {
         return x;
     }
 
+    long longInteger(String name, long fallback, long low, long high) {
+        String v = values.get(name);
+        if (v == null) return fallback;
+        long x;
+        try {
+            x = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(strategy + ": " + name + " must be an integer, got '" + v + "'");
+        }
+        if (x < low || x > high)
+            throw new IllegalArgumentException(strategy + ": " + name + " must be an integer from " + low + " to " + high + ", got " + v);
+        return x;
+    }
+
     String text(String name, String fallback, String... allowed) {
         String v = values.getOrDefault(name, fallback);
         if (allowed.length > 0 && !Set.of(allowed).contains(v))

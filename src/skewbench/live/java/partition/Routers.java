@@ -28,6 +28,7 @@ public final class Routers {
         TABLE.put("wc", (n, seed, p) -> new HeadAware(HeadAware.Variant.WC, n, seed, p));
         TABLE.put("rr", (n, seed, p) -> new HeadAware(HeadAware.Variant.RR, n, seed, p));
         TABLE.put("fixed-d", (n, seed, p) -> new HeadAware(HeadAware.Variant.FIXED, n, seed, p));
+        TABLE.put("chwbl", Chwbl::new);
         TABLE.put("kafka", (n, seed, p) -> new EngineHash(EngineHash.Engine.KAFKA, n, p));
         TABLE.put("spark-hash", (n, seed, p) -> new EngineHash(EngineHash.Engine.SPARK_HASH, n, p));
         TABLE.put("spark-sql", (n, seed, p) -> new EngineHash(EngineHash.Engine.SPARK_SQL, n, p));
