@@ -59,7 +59,7 @@ public final class Conform {
     static void route(Router[] routers, long[] keys, int[] out) {
         int s = routers.length, j = 0;
         for (int i = 0; i < keys.length; i++) {
-            out[i] = routers[j].route(keys[i]);
+            out[i] = routers[j].route(keys[i], i);
             if (++j == s) j = 0;
         }
     }

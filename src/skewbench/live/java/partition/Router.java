@@ -21,6 +21,13 @@ public interface Router extends Serializable {
      */
     int route(long key);
 
+    /**
+     * The worker of this source's next tuple, at position {@code seq} of the whole stream: the
+     * routers whose draw depends on it (salt's "random" and "hashed" salts) read it, the others
+     * route by {@link #route(long)}.
+     */
+    default int route(long key, long seq) { return route(key); }
+
     /** The number of workers this router decides among. */
     int workers();
 }

@@ -29,6 +29,8 @@ public final class Routers {
         TABLE.put("rr", (n, seed, p) -> new HeadAware(HeadAware.Variant.RR, n, seed, p));
         TABLE.put("fixed-d", (n, seed, p) -> new HeadAware(HeadAware.Variant.FIXED, n, seed, p));
         TABLE.put("chwbl", Chwbl::new);
+        TABLE.put("local-global", LocalGlobal::new);
+        TABLE.put("salt", Salt::new);
         TABLE.put("kafka", (n, seed, p) -> new EngineHash(EngineHash.Engine.KAFKA, n, p));
         TABLE.put("spark-hash", (n, seed, p) -> new EngineHash(EngineHash.Engine.SPARK_HASH, n, p));
         TABLE.put("spark-sql", (n, seed, p) -> new EngineHash(EngineHash.Engine.SPARK_SQL, n, p));
