@@ -100,6 +100,7 @@ BAD = [
     ({"spark_tuples": 5_000_001}, between("spark-tuples", "[1", "5,000,000]", "5000001")),
     ({"job": "join"}, r"^--job is one of agg, map, got 'join'$"),
     ({"state_backend": "memory"}, r"^--state-backend is one of hashmap, rocksdb, got 'memory'$"),
+    ({"routing": "router"}, r"^--routing is one of replay, engine, got 'router'$"),
     ({"cluster": "yarn"}, r"^--cluster is one of local, mini, got 'yarn'$"),
     ({"engines": ("flink",), "rate": 0.0}, RATE_0_ON_FLINK),
     ({"engines": ("flink", "spark"), "rate": 0}, RATE_0_ON_FLINK),

@@ -71,7 +71,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"records per worker")
     lines = [head]
     for r in rows:
-        name = r["strategy"] + (" (native)" if r["routing"] == "native" else "")
+        name = r["strategy"] + {"native": " (native)", "engine": " (engine)"}.get(r["routing"], "")
         thr = f(r.get("throughput_measured"), ".0f") + rng(r, "throughput_measured", ".0f")
         p99 = f(r.get("latency_p99_measured_ms"), ".0f") + rng(r, "latency_p99_measured_ms", ".0f")
         lines.append(f"{r['engine']:6s} {name:20s} {thr:>27s} {f(r.get('throughput_predicted'), '7.0f')} "
@@ -137,6 +137,10 @@ def _options(items: tuple[str, ...]) -> dict[str, str]:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--no-native", is_flag=True, help="Route the strategies that model an engine's own partitioner "
               "(flink, spark-sql) by their decisions instead of the engine's keyBy / repartition.")
+@click.option("--routing", type=click.Choice(lc.ROUTINGS), default="replay", show_default=True,
+              help="On Flink, route the grouping strategies that have a Java router by that router, deciding in "
+                   "each source at run time (engine; checked against the replay tuple for tuple, the row gives its "
+                   "time a tuple), or by the replay's decisions carried in each tuple (replay).")
 @click.option("--flink-address", default=None, help="HOST:PORT of a running Flink cluster's REST endpoint "
               "(default: SKEWBENCH_FLINK_ADDRESS, else --cluster).")
 @click.option("--cluster", type=click.Choice(lc.CLUSTERS), default="local", show_default=True,
@@ -158,7 +162,7 @@ def command(dataset: str, workers: int, load: float, rate: float | None, duratio
             warmup: float, repeat: int, cost: str, work: str, job: str, window_ms: float, watermark_ms: int,
             merge_parallelism: int, merge_cost_ms: float, state_backend: str, checkpoint_s: float, engines: str,
             grouping: str | None, shedding: str | None, provisioning: float, bound_ms: float, sources: int, seed: int,
-            no_native: bool, flink_address: str | None, cluster: str, taskmanagers: int, flink_options: tuple[str, ...],
+            no_native: bool, routing: str, flink_address: str | None, cluster: str, taskmanagers: int, flink_options: tuple[str, ...],
             kill_after_s: float, spark_tuples: int, out: str | None, as_json: bool) -> None:
     """Execute DATASET's stream (a dataset directory or a catalog name) on a real engine with each
     strategy's own decisions, and set the measurement beside the simulator's prediction for the
@@ -181,7 +185,7 @@ def command(dataset: str, workers: int, load: float, rate: float | None, duratio
                         flink_options=_options(flink_options), kill_after_s=kill_after_s, spark_tuples=spark_tuples,
                         cost=_cost(cost), work=work, engines=_names(engines, lc.ENGINES),
                         grouping=() if g == ("none",) else g, shedding=_names(shedding, ()), sources=sources, seed=seed,
-                        provisioning=provisioning, bound_ms=bound_ms, native=not no_native,
+                        provisioning=provisioning, bound_ms=bound_ms, native=not no_native, routing=routing,
                         flink_address=settings().flink_address if flink_address is None else flink_address)
     cfg.check()
     if "flink" in cfg.engines:

@@ -25,6 +25,8 @@ from skewbench.errors import SkewbenchError
 ENGINES = ("flink", "spark")
 WORK = ("sleep", "cpu")
 JOBS = ("agg", "map")
+#: how Flink routes a grouping strategy with a Java router (LiveConfig.routing)
+ROUTINGS = ("replay", "engine")
 STATE_BACKENDS = ("hashmap", "rocksdb")
 #: where the Flink engine runs without --flink-address: a local standalone cluster (a JobManager
 #: and TaskManagers, separate processes) or a mini-cluster inside the client's JVM
@@ -86,6 +88,10 @@ class LiveConfig:
     provisioning: float = 75.0
     bound_ms: float = 6.4
     native: bool = True
+    #: Flink's routing of the grouping strategies with a Java router (skewbench.live.routers):
+    #: "replay" (the replay's decisions, carried in each tuple) or "engine" (the router decides in
+    #: each source, checked against the replay tuple for tuple); the others always "replay"
+    routing: str = "replay"
     flink_address: str = ""
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -110,7 +116,7 @@ class LiveConfig:
         _num("kill-taskmanager", self.kill_after_s, 0.0, MAX_DURATION_S, "seconds into a phase (0: none)")
         _int("spark-tuples", self.spark_tuples, 1, MAX_TUPLES)
         for name, v, allowed in (("job", self.job, JOBS), ("state-backend", self.state_backend, STATE_BACKENDS),
-                                 ("cluster", self.cluster, CLUSTERS)):
+                                 ("cluster", self.cluster, CLUSTERS), ("routing", self.routing, ROUTINGS)):
             if v not in allowed:
                 raise SkewbenchError(f"--{name} is one of {', '.join(allowed)}, got {v!r}")
         if "flink" in self.engines and self.rate == 0:

@@ -51,7 +51,8 @@ class Phase:
 
     family: str
     strategy: str
-    routing: str  # "routed": worker[i] exactly; "native": the engine's own partitioner on key[i]
+    routing: str  # "routed": worker[i] exactly; "engine": the strategy's Java router in the engine (worker: the
+    # replay's decisions, which it must equal); "native": the engine's own partitioner on key[i]
     workers: int
     worker: np.ndarray  # int32 per executed tuple (routed; the strategy's decision also for native)
     key: np.ndarray  # int64 per executed tuple: the value the engine hashes
@@ -73,7 +74,7 @@ class Phase:
 
     @property
     def name(self) -> str:
-        return self.strategy if self.routing == "routed" else f"{self.strategy} (native)"
+        return f"{self.strategy} (native)" if self.routing == "native" else self.strategy
 
 
 def tuple_values(index: np.ndarray) -> np.ndarray:

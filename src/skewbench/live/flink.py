@@ -54,7 +54,7 @@ class EnginePhase:
     value, cost and due time, and how the job is built."""
 
     name: str
-    routing: str  # "routed" | "native"
+    routing: str  # "routed" (the replay's decisions) | "engine" (the strategy's Java router) | "native"
     job: str  # "agg" | "map"
     workers: int
     sources: int
@@ -68,6 +68,10 @@ class EnginePhase:
     key_format: str = "long"  # native: Flink keys the Long or its decimal String
     max_parallelism: int = 0  # native: 0 = Flink's default rule
     settings: dict[str, Any] = field(default_factory=dict)  # window_ms, watermark_ms, ... (see spec())
+    router: str = ""  # routing "engine": the strategy whose Java router decides (worker: the replay's decisions)
+    router_params: str = "-"  # its parameters, name=value,... (skewbench.live.routers)
+    router_seed: int = 0
+    route_key: np.ndarray | None = None  # int64, the values the router hashes (dense ids or key values)
 
     @property
     def tuples(self) -> int:
@@ -89,9 +93,16 @@ def classpath() -> list[Path]:
     return flink_environment().jars
 
 
+def job_sources() -> list[Path]:
+    """The job's source and the routers' (:mod:`skewbench.live.routers`), which its engine routing runs."""
+    from skewbench.live.routers import sources
+
+    return [SOURCE, *sources()]
+
+
 def job_jar(state: Path) -> Path:
-    """The job's jar, compiled once per version of its source."""
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    """The job's jar (with the routers), compiled once per version of its sources."""
+    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in job_sources())).hexdigest()[:16]
     out = state / "live" / f"jar-{digest}"
     jar = out / "live.jar"
     if jar.exists():
@@ -102,9 +113,10 @@ def job_jar(state: Path) -> Path:
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-") as tmp:
         classes = Path(tmp) / "classes"
         p = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-cp", os.pathsep.join(map(str, jars)), "-d",
-                            str(classes), str(SOURCE)], capture_output=True, text=True)
+                            str(classes), *map(str, job_sources())], capture_output=True, text=True)
         if p.returncode != 0:
-            raise SkewbenchError(f"javac failed on {SOURCE.name}: {' '.join((p.stderr or p.stdout).split())[:400]}")
+            raise SkewbenchError(f"javac failed on {SOURCE.name} and the routers: "
+                                 f"{' '.join((p.stderr or p.stdout).split())[:400]}")
         built = Path(tmp) / "live.jar"
         subprocess.run([jar_tool, "cf", str(built), "-C", str(classes), "."], check=True, capture_output=True)
         staged = Path(tmp) / "out"
@@ -126,6 +138,8 @@ def write_phase(ph: EnginePhase, d: Path) -> None:
     np.asarray(ph.key).astype("<i8").tofile(d / "key.i64")
     np.asarray(ph.dense).astype("<i8").tofile(d / "dense.i64")
     np.asarray(ph.value).astype("<i8").tofile(d / "value.i64")
+    if ph.route_key is not None:
+        np.asarray(ph.route_key).astype("<i8").tofile(d / "route_key.i64")
 
 
 def flink_key(params: dict[str, Any]) -> tuple[str, int]:
@@ -149,7 +163,9 @@ def spec(ph: EnginePhase, d: Path) -> dict[str, Any]:
             "watermark_ms": int(s.get("watermark_ms", 50)), "buffer_timeout_ms": int(s.get("buffer_timeout_ms", 0)),
             "lead_ms": int(s.get("lead_ms", 300)), "checkpoint_ms": int(s.get("checkpoint_ms", 0)),
             "state_backend": s.get("state_backend", "hashmap"), "restarts": int(s.get("restarts", 3)),
-            "restart_delay_ms": int(s.get("restart_delay_ms", 1000))}
+            "restart_delay_ms": int(s.get("restart_delay_ms", 1000)),
+            **({"router": ph.router, "router_params": ph.router_params, "router_seed": int(ph.router_seed)}
+               if ph.routing == "engine" else {})}
 
 
 @dataclass
@@ -268,6 +284,14 @@ class Recorded:
     merge: np.ndarray  # per partial the merge stage took: window, key, start, end, merge task, attempt
     finals: np.ndarray  # per final aggregate at the sink: key, window, count, sum, arrived, sink task, attempt
     slices: np.ndarray  # per slice a source subtask emitted: slice, tuples, subtask, attempt
+    route: np.ndarray | None = None  # routing "engine", per slice: slice, tuples, router ns, 0, subtask, attempt
+
+    @property
+    def router_ns_per_tuple(self) -> float | None:
+        """The routers' nanoseconds a tuple over the phase (every attempt), None without routers."""
+        if self.route is None or not self.route.size or self.route[:, 1].sum() == 0:
+            return None
+        return float(self.route[:, 2].sum()) / float(self.route[:, 1].sum())
 
     @property
     def start_us(self) -> int:
@@ -298,7 +322,8 @@ def read_phase(d: Path) -> Recorded:
     work[:, 2] = (work[:, 2] - t0) / 1000.0
     work[:, 3] = (work[:, 3] - t0) / 1000.0
     return Recorded(info, work, ms(_rows(d, "emit", 2), (1,)), ms(_rows(d, "fires", 4), (2, 3)),
-                    ms(_rows(d, "merge", 4), (2, 3)), ms(_rows(d, "agg", 5), (4,)), _rows(d, "slices", 2))
+                    ms(_rows(d, "merge", 4), (2, 3)), ms(_rows(d, "agg", 5), (4,)), _rows(d, "slices", 2),
+                    _rows(d, "route", 4) if (d / "route_key.i64").exists() else None)
 
 
 def same_host(rec: Recorded, sources: int, workers: int) -> np.ndarray | None:

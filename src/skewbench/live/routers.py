@@ -93,7 +93,8 @@ class Case:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-def _param_text(params: dict[str, Any]) -> str:
+def param_text(params: dict[str, Any]) -> str:
+    """A strategy's parameters as the routers read them: ``name=value,...`` (``None`` left out), or ``-``."""
     items = []
     for k, v in sorted(params.items()):
         if v is None:
@@ -126,7 +127,7 @@ def route(cases: Sequence[Case], state: Path, work: Path | None = None) -> list[
                 keys = written[id(c.keys)] = d / f"keys-{i}.i64"
                 np.ascontiguousarray(c.keys, dtype="<i8").tofile(keys)
             lines.append("\t".join([str(keys), str(d / f"out-{i}.i32"), str(int(c.sources)), c.strategy,
-                                    str(int(c.workers)), str(int(c.seed)), _param_text(c.params)]))
+                                    str(int(c.workers)), str(int(c.seed)), param_text(c.params)]))
         (d / "cases.tsv").write_text("\n".join(lines) + "\n")
         p = _java(state, f"{PACKAGE}.Conform", str(d / "cases.tsv"))
         if p.returncode != 0:

@@ -89,14 +89,20 @@ def phases(stream: dec.Stream, cfg: LiveConfig) -> tuple[list[dec.Phase], dict[s
     return out, sim
 
 
-def with_routing(strategies: list[dec.Phase], engine: str, native: bool) -> list[dec.Phase]:
+def with_routing(strategies: list[dec.Phase], engine: str, native: bool,
+                 routers: frozenset[str] = frozenset()) -> list[dec.Phase]:
     """The phases an engine runs: each strategy routed by its decisions, except that a strategy
     modelling this engine's own partitioner runs natively instead when ``native`` (the engine
-    routes; its assignment is checked against the decisions tuple for tuple)."""
+    routes; its assignment is checked against the decisions tuple for tuple), and a grouping
+    strategy named in ``routers`` is routed by its Java router in the engine (routing
+    ``"engine"``, checked the same way)."""
     out = []
     for p in strategies:
         if native and p.family == "grouping" and NATIVE.get(p.strategy) == engine:
             p = dec.Phase(p.family, p.strategy, "native", p.workers, p.worker, p.key, p.cost_ms, p.due_s, p.offered,
+                          p.params, p.dense, p.value, p.sources)
+        elif p.family == "grouping" and p.strategy in routers:
+            p = dec.Phase(p.family, p.strategy, "engine", p.workers, p.worker, p.key, p.cost_ms, p.due_s, p.offered,
                           p.params, p.dense, p.value, p.sources)
         out.append(p)
     return out
@@ -140,8 +146,16 @@ def engine_phase(p: dec.Phase, cfg: LiveConfig, rep: int, settings: dict[str, An
     value = p.value if p.value is not None else dec.tuple_values(np.arange(p.executed))
     merge = (cfg.merge_parallelism or cfg.workers) if cfg.job == "agg" and keys_split(p.worker, dense) else 0
     key_format, maxp = flink_key(p.params) if p.routing == "native" else ("long", 0)
-    return EnginePhase(f"{p.name}#{rep}", p.routing, cfg.job, p.workers, p.sources, merge, p.worker, p.key, dense,
-                       value, p.cost_ms, p.due_s * 1000.0, key_format, maxp, dict(settings))
+    ep = EnginePhase(f"{p.name}#{rep}", p.routing, cfg.job, p.workers, p.sources, merge, p.worker, p.key, dense,
+                     value, p.cost_ms, p.due_s * 1000.0, key_format, maxp, dict(settings))
+    if p.routing == "engine":
+        from skewbench import registry
+        from skewbench.live.routers import param_text
+
+        hashes_values = getattr(registry.get("grouping", p.strategy), "uses_key_values", False)
+        ep.router, ep.router_params, ep.router_seed = p.strategy, param_text(p.params), cfg.seed
+        ep.route_key = np.asarray(p.key if hashes_values else dense, dtype=np.int64)
+    return ep
 
 
 # ---- checks --------------------------------------------------------------------------------
@@ -163,6 +177,12 @@ def check_routing(ep: EnginePhase, rec: Recorded) -> None:
     ran = np.empty(ep.tuples, dtype=np.int64)
     ran[idx] = w[:, 4].astype(np.int64)
     diff = np.flatnonzero(ran != ep.worker)
+    if diff.size and ep.routing == "engine":
+        i = int(diff[0])
+        raise RoutingMismatch(f"flink ran {ep.name}: its router in the engine decided other workers than the replay "
+                              f"for {diff.size:,} of its {ep.tuples:,} tuples; the first, tuple {i} (key "
+                              f"{int(ep.dense[i])}, hashed as {int(ep.route_key[i])}, source {i % ep.sources}): "
+                              f"engine {int(ran[i])}, replay {int(ep.worker[i])}")
     if diff.size:
         first = ", ".join(f"tuple {i} (key {int(ep.dense[i])}, source {i % ep.sources}): ran on {int(ran[i])}, "
                           f"decided {int(ep.worker[i])}" for i in diff[:3].tolist())
@@ -329,7 +349,12 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
     if cfg.kill_after_s and cfg.kill_after_s * 1000.0 >= float(stream.due_s.max()) * 1000.0:
         raise SkewbenchError(f"--kill-taskmanager {cfg.kill_after_s:g} s is not inside the last phase's "
                              f"{float(stream.due_s.max()):.1f} s of stream: kill earlier or run longer phases")
-    todo = with_routing(decided, "flink", cfg.native)
+    routers = frozenset()
+    if cfg.routing == "engine":
+        from skewbench.live.routers import names as router_names
+
+        routers = frozenset(router_names(state))
+    todo = with_routing(decided, "flink", cfg.native, routers)
     mean_cost = float(stream.cost_ms.mean())
     eps = {p.name: [engine_phase(p, cfg, r + 1, settings) for r in range(cfg.repeat)] for p in todo}
     order = [p.name for p in todo]
@@ -464,7 +489,9 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
         for k in ("utilisation", "merge_utilisation"):
             pb[k] = np.median([p_[k] for p_ in predicted], axis=0).tolist() if predicted[0][k] else []
         pu = phase_metrics(predicted_timings(ep, before.constants(False), mt), ep, win)
-        rows.append(_flink_row(p, ep, measured, pb, pu, fl, series, before, after, cfg, stream, sim))
+        ns = [by_name[e.name].router_ns_per_tuple for e in reps]
+        router_ns = float(np.median([x for x in ns if x is not None])) if any(x is not None for x in ns) else None
+        rows.append(_flink_row(p, ep, measured, pb, pu, fl, series, before, after, cfg, stream, sim, router_ns))
     return rows, {"before": before.to_dict(), "after": after.to_dict()}, restarts
 
 
@@ -484,7 +511,17 @@ def _restarted(rec: Recorded) -> bool:
 
 
 def _restart_info(ep: EnginePhase, rec: Recorded, killer: _Kill | None) -> dict[str, Any]:
-    """A restarted phase: exact aggregates (replayed finals equal), and how long it took to resume."""
+    """A restarted phase: every attempt's tuples on the decided workers (for routing "engine": its
+    routers restored from the checkpoint decide as the replay did), exact aggregates (replayed
+    finals equal), and how long it took to resume."""
+    idx = rec.work[:, 0].astype(np.int64)
+    off = np.flatnonzero(rec.work[:, 4].astype(np.int64) != ep.worker[idx])
+    if off.size:
+        r = rec.work[off[0]]
+        i = int(r[0])
+        raise RoutingMismatch(f"flink ran {ep.name}: after its restart {off.size:,} tuples ran on other workers than "
+                              f"decided; the first, tuple {i} (key {int(ep.dense[i])}, source {i % ep.sources}) in "
+                              f"attempt {int(r[5])}: ran on {int(r[4])}, decided {int(ep.worker[i])}")
     _, dups = exact_finals(ep, rec)
     states = rec.info.get("states", [])
     t0 = rec.start_us
@@ -504,7 +541,7 @@ def _restart_info(ep: EnginePhase, rec: Recorded, killer: _Kill | None) -> dict[
 def _flink_row(p: dec.Phase, ep: EnginePhase, measured: list[dict[str, Any]], pb: dict[str, Any], pu: dict[str, Any],
                fl: list[dict[str, Any]], series: list[dict[str, Any]], before: cal.Calibration,
                after: cal.Calibration, cfg: LiveConfig, stream: dec.Stream,
-               sim: dict[str, dict[str, Any]]) -> dict[str, Any]:
+               sim: dict[str, dict[str, Any]], router_ns: float | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "engine": "flink", "strategy": p.strategy, "family": p.family, "routing": p.routing, "job": ep.job,
         "workers": p.workers, "sources": ep.sources, "merge_parallelism": ep.merge, "dataset": stream.name,
@@ -515,6 +552,8 @@ def _flink_row(p: dec.Phase, ep: EnginePhase, measured: list[dict[str, Any]], pb
         "warmup": cfg.warmup, "state_backend": cfg.state_backend, "cluster": cfg.flink_address or cfg.cluster,
         "subtask_records": measured[0]["subtask_records"], "decided_records": p.loads.tolist(),
         "routing_exact": True, "aggregates_exact": ep.job == "agg",
+        # routing "engine": the routers' own time a tuple in the sources (median of the repetitions)
+        "router_ns_per_tuple": router_ns,
         "calibration_before": before.to_dict(), "calibration_after": after.to_dict(),
         "overhead_ms": before.overhead_ms, "transport_ms": before.transport_ms,
     }

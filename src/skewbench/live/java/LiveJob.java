@@ -14,7 +14,10 @@
 // Routing "routed": the strategy's decision for each tuple, through keyBy on a Long whose key
 // group lies in the decided subtask's key-group range (Flink's own KeyGroupRangeAssignment,
 // inverted), so that work's state is ordinary keyed state; "native": keyBy on the tuple's key
-// (Long, or its decimal String), Flink's own routing. Job "map": the stateless worker (it only
+// (Long, or its decimal String), Flink's own routing; "engine": the strategy's router
+// (skewbench.partition, one per slice, its state in Flink's operator state) decides each tuple's
+// worker in its pace subtask, then as "routed" (route_key.i64: the values it hashes; route-<j>-<a>.i64:
+// per slice its tuples and the nanoseconds its router took). Job "map": the stateless worker (it only
 // spends the cost), routed by a custom partitioner or keyBy, no windows, no merge.
 //
 // Inputs (little-endian, in the phase's directory): due_us.i64 (when each tuple is due, from the
@@ -48,6 +51,8 @@ import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.Partitioner;
 import org.apache.flink.api.common.functions.RichFlatMapFunction;
 import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -59,7 +64,10 @@ import org.apache.flink.api.java.tuple.Tuple5;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -197,7 +205,8 @@ public class LiveJob {
 
     /** A phase's settings (the phase object of job.json). */
     static final class Spec implements Serializable {
-        String dir, name, routing, keyType, job;
+        String dir, name, routing, keyType, job, router, routerParams;
+        long routerSeed;
         int n, sources, workers, merge, maxParallelism;
         long windowUs, mergeCostNs;
         boolean cpu;
@@ -206,6 +215,9 @@ public class LiveJob {
             dir = work.resolve(ph.path("dir").asText()).toString();
             name = ph.path("name").asText();
             routing = ph.path("routing").asText("routed");
+            router = ph.path("router").asText("");
+            routerParams = ph.path("router_params").asText("");
+            routerSeed = ph.path("router_seed").asLong(0);
             keyType = ph.path("key").asText("long");
             job = ph.path("job").asText("agg");
             n = ph.path("n").asInt();
@@ -217,6 +229,9 @@ public class LiveJob {
             mergeCostNs = ph.path("merge_cost_ns").asLong(0);
             cpu = ph.path("work").asText("sleep").equals("cpu");
         }
+
+        /** Routed by a worker per tuple: decided before the run, or by the strategy's router here. */
+        boolean decided() { return routing.equals("routed") || routing.equals("engine"); }
 
         int effectiveMaxParallelism() {
             return maxParallelism > 0 ? maxParallelism : KeyGroupRangeAssignment.computeDefaultMaxParallelism(workers);
@@ -237,12 +252,61 @@ public class LiveJob {
     static final TypeInformation<long[]> LONGS = (TypeInformation<long[]>) (TypeInformation<?>) Types.PRIMITIVE_ARRAY(Types.LONG);
 
     /** Number r of the source's sequence -> tuple i of slice j, emitted when it is due. */
-    public static class Pace extends RichFlatMapFunction<Long, Tuple5<Integer, Long, Long, Long, Long>> {
+    public static class Pace extends RichFlatMapFunction<Long, Tuple5<Integer, Long, Long, Long, Long>>
+            implements CheckpointedFunction {
         final Spec spec; final long slice;
-        transient long[] due, key, dense, value; transient int[] worker; transient Router router;
+        transient long[] due, key, dense, value, routeKey; transient int[] worker; transient Router router;
         transient Map<Integer, Rows> emitted; transient long startUs;
+        /** routing "engine": each slice's router (restored from a checkpoint after a restart) and its time. */
+        transient Map<Integer, skewbench.partition.Router> routers;
+        transient Map<Integer, Long> routed;  // per slice, the tuples its router has routed (across restarts)
+        transient Map<Integer, long[]> routeNs;
+        transient ListState<byte[]> routerState;
 
         Pace(Spec spec, long slice) { this.spec = spec; this.slice = slice; }
+
+        @Override
+        public void initializeState(FunctionInitializationContext ctx) throws Exception {
+            routers = new HashMap<>();
+            routed = new HashMap<>();
+            if (!spec.routing.equals("engine")) {
+                return;
+            }
+            // union state: every subtask gets every copy of every slice's router; the copy that had
+            // routed the most tuples is the slice's own (the others are copies a subtask kept unused)
+            routerState = ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("routers", byte[].class));
+            if (ctx.isRestored()) {
+                for (byte[] b : routerState.get()) {
+                    try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(b))) {
+                        int j = in.readInt();
+                        long count = in.readLong();
+                        skewbench.partition.Router r = (skewbench.partition.Router) in.readObject();
+                        if (!routed.containsKey(j) || routed.get(j) < count) {
+                            routers.put(j, r);
+                            routed.put(j, count);
+                        }
+                    }
+                }
+            }
+        }
+
+        @Override
+        public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
+            if (routerState == null) {
+                return;
+            }
+            List<byte[]> out = new ArrayList<>();
+            for (Map.Entry<Integer, skewbench.partition.Router> e : routers.entrySet()) {
+                ByteArrayOutputStream b = new ByteArrayOutputStream();
+                try (ObjectOutputStream o = new ObjectOutputStream(b)) {
+                    o.writeInt(e.getKey());
+                    o.writeLong(routed.getOrDefault(e.getKey(), 0L));
+                    o.writeObject(e.getValue());
+                }
+                out.add(b.toByteArray());
+            }
+            routerState.update(out);
+        }
 
         @Override
         public void open(OpenContext ctx) throws Exception {
@@ -250,8 +314,14 @@ public class LiveJob {
             due = longs(d.resolve("due_us.i64"));
             dense = longs(d.resolve("dense.i64"));
             value = longs(d.resolve("value.i64"));
-            if (spec.routing.equals("routed")) {
-                worker = ints(d.resolve("worker.i32"));
+            if (spec.decided()) {
+                if (spec.routing.equals("engine")) {
+                    routeKey = longs(d.resolve("route_key.i64"));
+                    skewbench.partition.Routers.create(spec.router, spec.workers, spec.routerSeed,
+                            skewbench.partition.Conform.params(spec.routerParams));  // a bad setting fails the job here
+                } else {
+                    worker = ints(d.resolve("worker.i32"));
+                }
                 if (spec.job.equals("agg")) {
                     router = new Router(spec.workers, spec.effectiveMaxParallelism());
                 }
@@ -259,7 +329,29 @@ public class LiveJob {
                 key = longs(d.resolve("key.i64"));
             }
             emitted = new HashMap<>();
+            routeNs = new HashMap<>();
             startUs = -1;
+        }
+
+        /** The worker of tuple i of slice j: decided, or by the slice's router (timed). */
+        int workerOf(int j, int i) {
+            if (routeKey == null) {
+                return worker[i];
+            }
+            skewbench.partition.Router r = routers.get(j);
+            if (r == null) {
+                r = skewbench.partition.Routers.create(spec.router, spec.workers, spec.routerSeed,
+                        skewbench.partition.Conform.params(spec.routerParams));
+                routers.put(j, r);
+            }
+            long t0 = System.nanoTime();
+            int w = r.route(routeKey[i], i);
+            long dt = System.nanoTime() - t0;
+            routed.merge(j, 1L, Long::sum);
+            long[] ns = routeNs.computeIfAbsent(j, x -> new long[2]);
+            ns[0] += dt;
+            ns[1]++;
+            return w;
         }
 
         @Override
@@ -278,7 +370,13 @@ public class LiveJob {
                 LockSupport.parkNanos(wait * 1000L);
                 wait = at - nowUs();
             }
-            long route = worker == null ? key[i] : router == null ? worker[i] : router.key(dense[i], worker[i]);
+            long route;
+            if (!spec.decided()) {
+                route = key[i];
+            } else {
+                int w = workerOf(j, i);
+                route = router == null ? w : router.key(dense[i], w);
+            }
             out.collect(new Tuple5<>(i, due[i], route, dense[i], value[i]));
             emitted.computeIfAbsent(j, x -> new Rows()).add(i, nowUs());
         }
@@ -296,6 +394,14 @@ public class LiveJob {
             }
             writeLongs(spec.dir, "slices-" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() + "-" + a + ".i64",
                     slices.a, slices.n);
+            if (routeKey != null) {
+                Rows ns = new Rows();
+                for (Map.Entry<Integer, long[]> e : routeNs.entrySet()) {
+                    ns.add(e.getKey(), e.getValue()[1], e.getValue()[0], 0);
+                }
+                writeLongs(spec.dir, "route-" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() + "-" + a + ".i64",
+                        ns.a, ns.n);
+            }
         }
     }
 
@@ -630,7 +736,7 @@ public class LiveJob {
                 .fromSource(new NumberSequenceSource(0, slice * s - 1), WatermarkStrategy.noWatermarks(), "source")
                 .setParallelism(s)
                 .flatMap(new Pace(spec, slice), REC).setParallelism(s).name("pace");
-        boolean routed = spec.routing.equals("routed");
+        boolean routed = spec.decided();
         if (spec.job.equals("map")) {
             DataStream<Tuple5<Integer, Long, Long, Long, Long>> to = routed
                     ? paced.partitionCustom((Partitioner<Long>) (w, n) -> (int) (long) w, t -> t.f2)

@@ -64,7 +64,8 @@ public final class Conform {
         }
     }
 
-    static Map<String, String> params(String text) {
+    /** A case's parameter text, {@code name=value,name=value} or {@code -}, as a map. */
+    public static Map<String, String> params(String text) {
         Map<String, String> p = new LinkedHashMap<>();
         if (text.equals("-") || text.isEmpty()) return p;
         for (String kv : text.split(",")) {
