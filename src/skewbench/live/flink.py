@@ -19,12 +19,9 @@ the job's deployment is never inside a phase.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import threading
 import urllib.request
 from dataclasses import dataclass, field
@@ -79,11 +76,9 @@ class EnginePhase:
 
 
 def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        raise SkewbenchError(f"the Flink engine compiles its job with the JDK's {name}, not found: install a JDK "
-                             f"(make java installs openjdk-17-jdk-headless)")
-    return path
+    from skewbench.live.routers import jdk_tool
+
+    return jdk_tool(name, "the Flink engine compiles its job")
 
 
 def classpath() -> list[Path]:
@@ -102,31 +97,14 @@ def job_sources() -> list[Path]:
 
 def job_jar(state: Path) -> Path:
     """The job's jar (with the routers), compiled once per version of its sources."""
-    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in job_sources())).hexdigest()[:16]
-    out = state / "live" / f"jar-{digest}"
-    jar = out / "live.jar"
-    if jar.exists():
-        return jar
-    jars = classpath()
-    javac, jar_tool = _tool("javac"), _tool("jar")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-") as tmp:
-        classes = Path(tmp) / "classes"
-        p = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-cp", os.pathsep.join(map(str, jars)), "-d",
-                            str(classes), *map(str, job_sources())], capture_output=True, text=True)
-        if p.returncode != 0:
-            raise SkewbenchError(f"javac failed on {SOURCE.name} and the routers: "
-                                 f"{' '.join((p.stderr or p.stdout).split())[:400]}")
-        built = Path(tmp) / "live.jar"
-        subprocess.run([jar_tool, "cf", str(built), "-C", str(classes), "."], check=True, capture_output=True)
-        staged = Path(tmp) / "out"
-        staged.mkdir()
-        built.rename(staged / "live.jar")
-        try:
-            staged.rename(out)
-        except OSError:  # another process built it meanwhile
-            pass
-    return jar
+    from skewbench.live.routers import build_jar, digest
+
+    srcs = job_sources()
+    out = state / "live" / f"jar-{digest(srcs)}"
+    if (out / "live.jar").exists():
+        return out / "live.jar"
+    return build_jar(srcs, out, "live.jar", classpath=classpath(), what=f"{SOURCE.name} and the routers",
+                     tool_what="the Flink engine compiles its job")
 
 
 def write_phase(ph: EnginePhase, d: Path) -> None:

@@ -28,10 +28,11 @@ SOURCES = Path(__file__).with_name("java") / "partition"
 PACKAGE = "skewbench.partition"
 
 
-def _tool(name: str) -> str:
+def jdk_tool(name: str, what: str = "the Java routers compile") -> str:
+    """The JDK's ``name`` (javac, jar, java), or one line saying what needs it and how to install it."""
     path = shutil.which(name)
     if path is None:
-        raise SkewbenchError(f"the Java routers compile with the JDK's {name}, not found: install a JDK "
+        raise SkewbenchError(f"{what} with the JDK's {name}, not found: install a JDK "
                              f"(make java installs openjdk-17-jdk-headless)")
     return path
 
@@ -40,25 +41,26 @@ def sources() -> list[Path]:
     return sorted(SOURCES.glob("*.java"))
 
 
-def routers_jar(state: Path) -> Path:
-    """The routers' jar, compiled once per version of their sources."""
-    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in sources())).hexdigest()[:16]
-    out = state / "live" / f"routers-{digest}"
-    jar = out / "routers.jar"
+def build_jar(srcs: list[Path], out: Path, name: str, *, classpath: list[Path] = (), release: str = "",
+              what: str = "the routers", tool_what: str = "the Java routers compile") -> Path:
+    """``out/name`` compiled from ``srcs`` (against ``classpath``), unless already there: built in a
+    temporary directory beside ``out`` and renamed into place (a concurrent build leaves one)."""
+    jar = out / name
     if jar.exists():
         return jar
-    javac, jar_tool = _tool("javac"), _tool("jar")
+    javac, jar_tool = jdk_tool("javac", tool_what), jdk_tool("jar", tool_what)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-") as tmp:
         classes = Path(tmp) / "classes"
-        p = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "--release", "11", "-d", str(classes),
-                            *map(str, sources())], capture_output=True, text=True)
+        cmd = [javac, "-nowarn", "-encoding", "UTF-8", *(["--release", release] if release else []),
+               *(["-cp", os.pathsep.join(map(str, classpath))] if classpath else []), "-d", str(classes),
+               *map(str, srcs)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
-            raise SkewbenchError(f"javac failed on the routers: {' '.join((p.stderr or p.stdout).split())[:400]}")
+            raise SkewbenchError(f"javac failed on {what}: {' '.join((p.stderr or p.stdout).split())[:400]}")
         staged = Path(tmp) / "out"
         staged.mkdir()
-        subprocess.run([jar_tool, "cf", str(staged / "routers.jar"), "-C", str(classes), "."], check=True,
-                       capture_output=True)
+        subprocess.run([jar_tool, "cf", str(staged / name), "-C", str(classes), "."], check=True, capture_output=True)
         try:
             staged.rename(out)
         except OSError:  # another process built it meanwhile
@@ -66,8 +68,18 @@ def routers_jar(state: Path) -> Path:
     return jar
 
 
+def digest(srcs: list[Path]) -> str:
+    """16 hex digits of the sources' names and contents: a jar's version."""
+    return hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in srcs)).hexdigest()[:16]
+
+
+def routers_jar(state: Path) -> Path:
+    """The routers' jar (no Flink: the JDK alone), compiled once per version of their sources."""
+    return build_jar(sources(), state / "live" / f"routers-{digest(sources())}", "routers.jar", release="11")
+
+
 def _java(state: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    cmd = [_tool("java"), "-cp", str(routers_jar(state)), *args]
+    cmd = [jdk_tool("java", "the Java routers run"), "-cp", str(routers_jar(state)), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
