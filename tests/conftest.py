@@ -120,6 +120,8 @@ FILE_SECONDS = {
     "tests/integration/test_toy_strategies.py": 90,
     # measured 2026-11-29 beside make test: three catalog datasets materialised, about 400 cases in one JVM
     "tests/integration/test_java_routers.py": 30,
+    # measured 2026-11-29 alone (make slow): 26 phases on a Flink mini-cluster
+    "tests/integration/test_live_engine_routing.py": 55,
 }
 
 
