@@ -118,8 +118,8 @@ FILE_SECONDS = {
     "tests/unit/test_live_steps.py": 2,
     # measured 2026-11-28 (make test, two workers): a nightly through dag.test and a conformance run
     "tests/integration/test_toy_strategies.py": 90,
-    # measured 2026-11-29 beside make test: three catalog datasets materialised, about 400 cases in one JVM
-    "tests/integration/test_java_routers.py": 30,
+    # measured 2026-11-29 alone: three catalog datasets materialised, about 400 cases in one JVM
+    "tests/integration/test_java_routers.py": 18,
     # measured 2026-11-29 alone (make slow): 26 phases on a Flink mini-cluster
     "tests/integration/test_live_engine_routing.py": 55,
 }

@@ -1,7 +1,7 @@
 """Every Java router (``src/skewbench/live/java/partition``, :mod:`skewbench.live.routers`) against
 its Python strategy class, tuple for tuple, in one JVM without Flink (issue 41, item 2).
 
-The streams: the first 100,000 tuples of the catalog's ``zipf-1.5``, ``drift-hotswap`` and
+The streams: the first 40,000 tuples of the catalog's ``zipf-1.5``, ``drift-hotswap`` and
 ``slashdot`` (the Slashdot sample in ../shared/data: a trace whose keys are integers, so the
 engines' partitioners hash their values, as a real engine would); 2, 8 and 100 workers; 5 sources
 (tuple ``i`` to source ``i mod 5``, each source its own router) and 1; each strategy's defaults and
@@ -26,7 +26,7 @@ from skewbench.grouping.base import Batch
 from skewbench.live import routers
 
 REPO = Path(__file__).resolve().parents[2]
-TUPLES = 100_000
+TUPLES = 40_000
 WORKERS = (2, 8, 100)
 SOURCES = (5, 1)
 SEEDS = (0, 12345)
