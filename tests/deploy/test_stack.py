@@ -238,7 +238,7 @@ def assert_identical(got: Path, want: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory, in_process_started):
+def stack(tmp_path_factory):
     work = tmp_path_factory.mktemp("deploy")
     (work / "seed").mkdir()
     (work / "seed" / "catalog.yaml").write_text(CATALOG)
@@ -281,35 +281,18 @@ def stack(tmp_path_factory, in_process_started):
 
 
 @pytest.fixture(scope="module")
-def in_process_started(tmp_path_factory):
-    """The same catalog and parameters, run in process by make run (dag.test(), local Spark, SQLite),
-    started in the background before the stack comes up (the two overlap: 80-97 s of make run after
-    the stack's 50 s here, one after the other); stopped if the module ends first."""
+def in_process(tmp_path_factory) -> Path:
+    """The same catalog and parameters, run in process by make run (dag.test(), local Spark, SQLite)."""
     work = tmp_path_factory.mktemp("inproc")
     (work / "catalog.yaml").write_text(CATALOG)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("SKEWBENCH_", "AIRFLOW", "MAKE", "MFLAGS", "DOCKER_HOST", "PYSPARK"))}
     env["SKEWBENCH_CATALOG"] = str(work / "catalog.yaml")
-    out = open(work / "make-run.log", "w")
-    proc = subprocess.Popen(["make", "-s", "run", f"STATE={work / 'state'}", f"RUN_CONF={json.dumps(CONF)}"],
-                            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        yield work, proc, time.monotonic()
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=60)
-        out.close()
-
-
-@pytest.fixture(scope="module")
-def in_process(in_process_started) -> Path:
-    """make run's results directory, once it has finished (at most 30 min from its start)."""
-    work, proc, t0 = in_process_started
-    rc = proc.wait(timeout=max(1.0, 1800 - (time.monotonic() - t0)))
-    log_text = (work / "make-run.log").read_text(errors="replace")
-    assert rc == 0, log_text[-8000:]
-    STAGES["make run in process (beside the stack)"] = time.monotonic() - t0
+    t0 = time.monotonic()
+    r = sh("make", "-s", "run", f"STATE={work / 'state'}", f"RUN_CONF={json.dumps(CONF)}", env=env, timeout=1800,
+           check=False)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    STAGES["make run in process"] = time.monotonic() - t0
     runs = [p for p in (work / "state" / "runs").glob("*/*") if p.is_dir()]
     assert len(runs) == 1, runs
     return runs[0]
