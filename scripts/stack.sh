@@ -108,22 +108,37 @@ base() {
   echo "$local_"
 }
 
-images() {
-  local t0 py pg
-  t0=$(now)
-  py=$(base "$PY_PUBLIC" "$PY_LOCAL" python3,python3-venv,python-is-python3,ca-certificates)
-  # the site's own certificate authorities (a TLS-intercepting proxy's), for apt and pip in the build
-  cp /usr/local/share/ca-certificates/*.crt docker/ca-certificates/ 2>/dev/null || true
-  echo "building $IMAGE on $py (docker/Dockerfile; the locked dependencies, then this checkout)"
-  docker build -q --network host --build-arg PYTHON_BASE="$py" -f docker/Dockerfile -t "$IMAGE" . >/dev/null \
-    || die "building $IMAGE failed (run: docker build --network host -f docker/Dockerfile .)"
+# the PostgreSQL image: the public one, else Debian's PostgreSQL with the official image's
+# entrypoint contract (docker/postgres/Dockerfile); its name on stdout, what it does on stderr
+pg_image() {
+  local pg
   pg=$(base "$PG_PUBLIC" "$PG_BASE_LOCAL" postgresql,ca-certificates)
-  if [[ $pg != "$PG_PUBLIC" ]]; then  # Debian's PostgreSQL with the official image's entrypoint contract
-    echo "building $PG_LOCAL on $pg (Debian's PostgreSQL 15, docker/postgres/Dockerfile)"
+  if [[ $pg != "$PG_PUBLIC" ]]; then
+    echo "building $PG_LOCAL on $pg (Debian's PostgreSQL 15, docker/postgres/Dockerfile)" >&2
     docker build -q -f docker/postgres/Dockerfile --build-arg DEBIAN_BASE="$pg" -t "$PG_LOCAL" . >/dev/null \
       || die "building $PG_LOCAL failed"
     pg=$PG_LOCAL
   fi
+  echo "$pg"
+}
+
+images() {
+  local t0 py pg pgout pgpid
+  t0=$(now)
+  # the PostgreSQL image beside the skewbench image: from nothing each is mostly waiting on
+  # downloads and the disk (218 s one after the other on a fresh clone, 115 s of CPU)
+  pgout=$(mktemp)
+  pg_image > "$pgout" &
+  pgpid=$!
+  py=$(base "$PY_PUBLIC" "$PY_LOCAL" python3,python3-venv,python-is-python3,ca-certificates) \
+    || { kill "$pgpid" 2>/dev/null; wait "$pgpid" || true; rm -f "$pgout"; exit 1; }
+  # the site's own certificate authorities (a TLS-intercepting proxy's), for apt and pip in the build
+  cp /usr/local/share/ca-certificates/*.crt docker/ca-certificates/ 2>/dev/null || true
+  echo "building $IMAGE on $py (docker/Dockerfile; the locked dependencies, then this checkout)"
+  docker build -q --network host --build-arg PYTHON_BASE="$py" -f docker/Dockerfile -t "$IMAGE" . >/dev/null \
+    || { wait "$pgpid" || true; rm -f "$pgout"; die "building $IMAGE failed (run: docker build --network host -f docker/Dockerfile .)"; }
+  wait "$pgpid" || { rm -f "$pgout"; die "the PostgreSQL image could not be built (its reason above)"; }
+  pg=$(cat "$pgout"); rm -f "$pgout"
   mkdir -p "$D"
   printf 'PYTHON_BASE=%s\nPOSTGRES_IMAGE=%s\nSKEWBENCH_IMAGE=%s\n' "$py" "$pg" "$IMAGE" > "$D/images.env"
   echo "images ready in $(( $(now) - t0 )) s; put these lines in docker/.env (also in $D/images.env):"
