@@ -75,8 +75,9 @@ def test_an_allowed_skip_passes_and_is_listed(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.splitlines()[0] == "make-test: 2 skipped test(s)"
     assert "  allowed      test_x.py::test_skipped[1] :: slow: run with make slow" in p.stdout
-    # the same skip in make slow or make reproduce, which run the slow tests, is a failure
-    for stage in ("slow", "reproduce"):
+    # the same skip in make slow, make reproduce or CI's make reproduce-slow, which run the slow
+    # tests, is a failure
+    for stage in ("slow", "reproduce", "reproduce+slow"):
         p = check(stage, log)
         assert p.returncode == 1 and "  NOT ALLOWED  test_x.py::test_skipped[2] :: slow: " in p.stdout, p.stdout
 
@@ -84,7 +85,7 @@ def test_an_allowed_skip_passes_and_is_listed(tmp_path):
 @pytest.mark.parametrize("reason", MUST_FAIL)
 def test_a_missing_tool_or_data_set_fails_every_stage(tmp_path, reason):
     log = pytest_log(tmp_path, reason)
-    for stage in ("make-test", "reproduce", "slow", "deploy-test"):
+    for stage in ("make-test", "reproduce", "slow", "reproduce+slow", "deploy-test"):
         p = check(stage, log)
         assert p.returncode == 1, (stage, p.stdout)
         assert f"  NOT ALLOWED  test_x.py::test_skipped[1] :: {reason}" in p.stdout
@@ -122,8 +123,8 @@ def test_the_reviewed_list_is_short_and_says_why():
 
 def test_ci_checks_the_skips_after_each_pytest_stage():
     run = (REPO / ".ci" / "run").read_text()
-    for stage in ("make test", "reproduce", "deploy-test"):
-        assert re.search(rf'\n\s*skips "{stage}"\n', run), stage
+    for stage in ("make test", "reproduce+slow", "deploy-test"):
+        assert re.search(rf'\n\s*skips "{re.escape(stage)}"\n', run), stage
     assert run.index('stage "make test" make test') < run.index('skips "make test"')
-    assert run.index('stage "reproduce" make reproduce') < run.index('skips "reproduce"')
+    assert run.index('stage "reproduce+slow" make reproduce-slow') < run.index('skips "reproduce+slow"')
     assert "python3 .ci/check_skips.py" in run and '*.skips' in run  # listed again in the summary at the end
