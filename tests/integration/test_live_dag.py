@@ -50,7 +50,7 @@ STRATEGIES = ["kg", "pkg", "spark-sql"]
 #: wake-up) moved by over 25% of a tenth of the cost between before and after, which at a few ms a
 #: busy machine (this file's pytest-xdist neighbour) breaks often (tests/integration/test_live_spark.py)
 CONF = {"datasets": [DATASET], "engines": ["spark"], "flink_address": "", "taskmanagers": 2, "native": True,
-        "strategies": STRATEGIES, "shedders": [], "workers": 4, "duration": 30.0, "load": 62.5, "rate": None,
+        "strategies": STRATEGIES, "routing": "replay", "shedders": [], "workers": 4, "duration": 30.0, "load": 62.5, "rate": None,
         "tuples": None, "cost": "40", "work": "sleep", "job": "agg", "window": 1000.0, "merge_parallelism": 0,
         "state_backend": "hashmap", "checkpoint_interval": 0.0, "repeat": 2, "spark_tuples": 120}
 #: what a run the calibration refused says (the machine was busy); Airflow retries run_live once

@@ -22,7 +22,7 @@ from skewbench.live import steps
 REPO = Path(__file__).resolve().parents[2]
 SECTIONS = {
     "datasets": "Datasets", "engines": "Engines", "flink_address": "Engines", "taskmanagers": "Engines",
-    "native": "Engines", "strategies": "Strategies", "shedders": "Shedders", "workers": "Stream and work",
+    "native": "Engines", "strategies": "Strategies", "routing": "Strategies", "shedders": "Shedders", "workers": "Stream and work",
     "duration": "Stream and work", "load": "Stream and work", "rate": "Stream and work", "tuples": "Stream and work",
     "cost": "Stream and work", "work": "Stream and work", "job": "Flink job", "window": "Flink job",
     "merge_parallelism": "Flink job", "state_backend": "Flink job", "checkpoint_interval": "Flink job",
@@ -32,7 +32,7 @@ CLI_NAMES = {"workers": "workers", "duration": "duration_s", "load": "load", "ra
              "cost": "cost", "work": "work", "job": "job", "window": "window_ms",
              "merge_parallelism": "merge_parallelism", "state_backend": "state_backend",
              "checkpoint_interval": "checkpoint_s", "repeat": "repeat", "spark_tuples": "spark_tuples",
-             "taskmanagers": "taskmanagers"}
+             "taskmanagers": "taskmanagers", "routing": "routing"}
 #: a Param and the LiveConfig field it sets
 FIELDS = {**CLI_NAMES, "engines": "engines", "strategies": "grouping", "shedders": "shedding", "native": "native",
           "flink_address": "flink_address"}
@@ -50,10 +50,11 @@ def test_params_come_in_sections_with_the_cli_defaults():
     assert {k: schema[k]["default"] for k in CLI_NAMES} == {
         "workers": 8, "duration": 30.0, "load": 62.5, "rate": None, "tuples": None, "cost": "1", "work": "sleep",
         "job": "agg", "window": 1000.0, "merge_parallelism": 0, "state_backend": "hashmap", "checkpoint_interval": 0.0,
-        "repeat": 3, "spark_tuples": 4000, "taskmanagers": 2}
+        "repeat": 3, "spark_tuples": 4000, "taskmanagers": 2, "routing": "replay"}
     # rate and tuples may be left empty (from load and from duration): optional in the form
     assert schema["rate"]["type"] == ["null", "number"] and schema["tuples"]["type"] == ["null", "integer"]
     assert (schema["job"]["enum"], schema["state_backend"]["enum"]) == (["agg", "map"], ["hashmap", "rocksdb"])
+    assert schema["routing"]["enum"] == ["replay", "engine"]
     # the form's number inputs would clamp an out-of-range value silently: no bounds, the range in words
     assert not any({"minimum", "maximum"} & set(spec) for spec in schema.values())
     assert "(allowed: 1 to 64)" in schema["workers"]["description"]
@@ -80,7 +81,7 @@ def test_every_param_reaches_the_live_run():
              "flink_address": "", "workers": 4, "duration": 12.5, "load": 80, "rate": 300, "tuples": 900,
              "cost": "2.5", "work": "cpu", "job": "map", "window": 500, "merge_parallelism": 3,
              "state_backend": "rocksdb", "checkpoint_interval": 5, "repeat": 2, "spark_tuples": 1000,
-             "taskmanagers": 3}
+             "taskmanagers": 3, "routing": "engine"}
     cfg = steps.config(steps.check_params(given), "live-zipf-2.0")
     assert set(FIELDS) | {"datasets"} == set(steps.params_schema())
     got = {k: getattr(cfg, f) for k, f in FIELDS.items()}
@@ -98,6 +99,7 @@ def test_every_param_reaches_the_live_run():
 EVERY_BAD = [
     ("colour", "red", "unknown parameter 'colour'; known: datasets, engines, "),
     ("engines", ["spark", "storm"], "parameter 'engines': 'storm' is not one of flink, spark."),
+    ("routing", "offline", "parameter 'routing': 'offline' is not one of replay, engine."),
     ("workers", 0, "parameter 'workers': 0 is out of range; allowed: 1 to 64."),
     ("duration", 0.5, "parameter 'duration': 0.5 is out of range; allowed: 1 to 600."),
     ("load", 0, "parameter 'load': 0 is out of range; allowed: above 0 and at most 1,000."),

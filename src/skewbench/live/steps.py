@@ -11,7 +11,9 @@ Datasets          ``datasets``: catalog names; empty: every entry of the catalog
 Engines           ``engines`` (``flink`` and/or ``spark``), ``flink_address`` (HOST:PORT of a running
                   Flink's REST endpoint; empty: a local standalone cluster of ``taskmanagers``
                   TaskManagers started for the run), ``native`` (the engines' own routing too)
-Strategies        ``strategies``: grouping strategies
+Strategies        ``strategies``: grouping strategies; ``routing`` (replay: the replay's decisions
+                  carried in each tuple; engine: on Flink, the strategies with a Java router decide
+                  in each source at run time, checked against the replay tuple for tuple)
 Shedders          ``shedders``: operator shedders in front of worker 0
 Stream and work   ``workers``; ``duration`` (s of stream per Flink phase) at ``load`` (percent of the
                   workers' capacity) unless ``rate`` (tuples per second) or ``tuples`` (the prefix)
@@ -93,6 +95,11 @@ def params_schema() -> dict[str, dict[str, Any]]:
         "shedders": {"type": "array", "items": {"type": "string"}, "default": [],
                      "examples": list(lc.DEFAULT_SHEDDING) + ["ns"], "section": "Shedders",
                      "description": "Operator shedders in front of worker 0 (e.g. las, bl, sm, fk); empty = none."},
+        "routing": {"type": "string", "enum": list(lc.ROUTINGS), "default": "replay", "section": "Strategies",
+                    "description": "On Flink: replay = each tuple carries the replay's decision; engine = the "
+                                   "strategies with a Java router decide in each source at run time (checked "
+                                   "against the replay tuple for tuple, their time a tuple on each row); the "
+                                   "others keep the replay's."},
         "workers": {"type": "integer", "default": 8, "section": "Stream and work",
                     "description": f"Parallelism (allowed: 1 to {lc.MAX_WORKERS})."},
         "duration": {"type": "number", "default": 30.0, "section": "Stream and work",
@@ -224,6 +231,7 @@ def _values(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         bad.append("no strategy to run: name grouping strategies or shedders.")
     if not bad:
         _operator_shedders(v["shedders"], bad)
+    _choice("routing", v["routing"], lc.ROUTINGS, bad)
     _number("workers", v["workers"], 1, lc.MAX_WORKERS, True, bad)
     _number("duration", v["duration"], 1.0, lc.MAX_DURATION_S, False, bad)
     _number("load", v["load"], 0.0, 1000.0, False, bad, low_open=True)
@@ -326,7 +334,7 @@ def config(conf: Mapping[str, Any], dataset: str) -> lc.LiveConfig:
                          taskmanagers=conf["taskmanagers"], spark_tuples=conf["spark_tuples"], cost=conf["cost"],
                          work=conf["work"], engines=tuple(conf["engines"]), grouping=tuple(conf["strategies"]),
                          shedding=tuple(conf["shedders"]), native=bool(conf["native"]),
-                         flink_address=conf["flink_address"])
+                         routing=conf["routing"], flink_address=conf["flink_address"])
 
 
 # --------------------------------------------------------------------------------------------
