@@ -50,7 +50,7 @@ def test_params_come_in_sections_with_the_cli_defaults():
     assert {k: schema[k]["default"] for k in CLI_NAMES} == {
         "workers": 8, "duration": 30.0, "load": 62.5, "rate": None, "tuples": None, "cost": "1", "work": "sleep",
         "job": "agg", "window": 1000.0, "merge_parallelism": 0, "state_backend": "hashmap", "checkpoint_interval": 0.0,
-        "repeat": 3, "spark_tuples": 4000, "taskmanagers": 2, "routing": "replay"}
+        "repeat": 3, "spark_tuples": 4000, "taskmanagers": 2, "routing": "engine"}
     # rate and tuples may be left empty (from load and from duration): optional in the form
     assert schema["rate"]["type"] == ["null", "number"] and schema["tuples"]["type"] == ["null", "integer"]
     assert (schema["job"]["enum"], schema["state_backend"]["enum"]) == (["agg", "map"], ["hashmap", "rocksdb"])
@@ -81,7 +81,7 @@ def test_every_param_reaches_the_live_run():
              "flink_address": "", "workers": 4, "duration": 12.5, "load": 80, "rate": 300, "tuples": 900,
              "cost": "2.5", "work": "cpu", "job": "map", "window": 500, "merge_parallelism": 3,
              "state_backend": "rocksdb", "checkpoint_interval": 5, "repeat": 2, "spark_tuples": 1000,
-             "taskmanagers": 3, "routing": "engine"}
+             "taskmanagers": 3, "routing": "replay"}
     cfg = steps.config(steps.check_params(given), "live-zipf-2.0")
     assert set(FIELDS) | {"datasets"} == set(steps.params_schema())
     got = {k: getattr(cfg, f) for k, f in FIELDS.items()}
@@ -225,6 +225,17 @@ def test_figures_measured_against_predicted_per_engine():
     html = livepage.page_html("t", [{"dataset": "d", "rows": rows, "simulated": {"kg": "http://ui/#/x"}}])
     assert html.count("<img ") == 4 and html.count('href="http://ui/#/x"') == 2
     assert "kg (native)" not in html and "flink (native)" in html
+    assert "router ns a tuple" not in html  # no row routed by a Java router: no such column
+
+
+def test_the_page_gives_a_routers_time_and_its_share_of_a_source():
+    """A row routed by its Java router in Flink's sources: its nanoseconds a tuple and the share of
+    a source's time they take at the run's rate (the row's router_source_share), in the table."""
+    engine = {**_row("flink", "dc", "engine", (800, 850), (8, 6)), "router_ns_per_tuple": 1431.2,
+              "router_source_share": 1431.2e-9 * 5000 / 5}
+    html = livepage.page_html("t", [{"dataset": "d", "rows": [engine, _row("flink", "kg", "routed", (300, 320))]}])
+    assert "<th>router ns a tuple (share of a source)</th>" in html
+    assert ">1,431 (0.14%)</td>" in html and html.count("<td class=\"num\">–</td>") >= 1
 
 
 # --------------------------------------------------------------------------------------------

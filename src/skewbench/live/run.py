@@ -552,8 +552,11 @@ def _flink_row(p: dec.Phase, ep: EnginePhase, measured: list[dict[str, Any]], pb
         "warmup": cfg.warmup, "state_backend": cfg.state_backend, "cluster": cfg.flink_address or cfg.cluster,
         "subtask_records": measured[0]["subtask_records"], "decided_records": p.loads.tolist(),
         "routing_exact": True, "aggregates_exact": ep.job == "agg",
-        # routing "engine": the routers' own time a tuple in the sources (median of the repetitions)
+        # routing "engine": the routers' own time a tuple in the sources (median of the repetitions),
+        # and the share of a source's time it takes at the run's rate (each source offers rate / sources)
         "router_ns_per_tuple": router_ns,
+        "router_source_share": (router_ns * 1e-9 * stream.rate / ep.sources
+                                if router_ns is not None and stream.rate else None),
         "calibration_before": before.to_dict(), "calibration_after": after.to_dict(),
         "overhead_ms": before.overhead_ms, "transport_ms": before.transport_ms,
     }

@@ -317,7 +317,7 @@ def _link(uri: str, ui: str, live_eid: str, rows_runs: Sequence[tuple[Mapping[st
         url = tr.mlflow_run_url(ui, sim.info.experiment_id, sim.info.run_id)
         simulated[str(row["strategy"])] = url
         tr.update_run(uri, rid, tags={livepage.SIMULATED_TAG: url, "skewbench.simulated_run_id": sim.info.run_id})
-        if row["routing"] != "routed":
+        if row["routing"] == "native":  # the engine's own partitioner: not the strategy's run
             continue
         live_url = tr.mlflow_run_url(ui, live_eid, rid)
         tags = back.setdefault(sim.info.run_id, {})

@@ -21,9 +21,11 @@ Three callers, in three layers above this one: the live DAG's report step writes
 read back from MLflow with the same figures (:func:`run_sections`); the nightly's overview links
 to the latest live page of the night's datasets (:func:`live_links`).
 
-A row is a dict with at least ``engine``, ``strategy``, ``routing`` (``routed`` or ``native``)
-and the measured and predicted columns of :data:`METRICS`.  Figures are PNG images inlined in
-the page (tens of kilobytes each); no data is embedded beyond the table of the rows shown.
+A row is a dict with at least ``engine``, ``strategy``, ``routing`` (``routed``: the replay's
+decisions; ``engine``: the strategy's Java router in Flink's sources; ``native``: the engine's
+own partitioner) and the measured and predicted columns of :data:`METRICS`.  Figures are PNG
+images inlined in the page (tens of kilobytes each); no data is embedded beyond the table of the
+rows shown.
 """
 
 from __future__ import annotations
@@ -399,16 +401,27 @@ def _pair(a: Any, b: Any) -> str:
     return "–" if _value(a) is None and _value(b) is None else f"{_num(a)} / {_num(b)}"
 
 
+def _router(row: Mapping[str, Any]) -> str:
+    """The router's time a tuple in the sources and the share of a source's time it takes."""
+    ns, share = _value(row.get("router_ns_per_tuple")), _value(row.get("router_source_share"))
+    if ns is None:
+        return "–"
+    return f"{ns:,.0f}" + (f" ({share:.2%})" if share is not None else "")
+
+
 def _rows_table(rows: Sequence[Mapping[str, Any]], links: Mapping[str, str]) -> str:
     """One line per row: measured (the median over the repetitions, their range beneath it),
     predicted and their ratio per metric, how many repetitions, the measurement window, the
     per-tuple overhead of the calibrations before and after the strategies, the merge stage's
-    records, the sources' back-pressure measured (Flink's) and predicted, records per worker,
+    records, the sources' back-pressure measured (Flink's) and predicted, for a strategy routed by
+    its Java router in Flink's sources the router's time a tuple and the share of a source's time
+    it takes at the run's rate, records per worker,
     and, with ``links``, the simulated run of its strategy (an MLflow URL).  A numeric column no
     row has a value in (Spark's latency, Flink's makespan) is left out."""
     heads = ["thr. measured (range)", "thr. predicted", "ratio", "p99 measured (ms) (range)", "p99 predicted (ms)",
              "ratio", "makespan measured (s) (range)", "makespan predicted (s)", "makespan ratio", "runs", "window (s)",
-             "overhead before / after (ms)", "merge records", "back-pressured measured / predicted (ms)", "dropped"]
+             "overhead before / after (ms)", "merge records", "back-pressured measured / predicted (ms)", "dropped",
+             "router ns a tuple (share of a source)"]
     table = []
     for r in rows:
         window = row_window(r)
@@ -422,7 +435,7 @@ def _rows_table(rows: Sequence[Mapping[str, Any]], links: Mapping[str, str]) -> 
                       _pair(before.get("overhead_ms", r.get("overhead_ms")), after.get("overhead_ms")),
                       _num(r.get("merge_records", r.get("merge_records_measured"))),
                       _pair(r.get("source_backpressured_ms"), r.get("source_backpressured_predicted_ms")),
-                      _num(r.get("dropped"))])
+                      _num(r.get("dropped")), _router(r)])
     keep = [i for i in range(len(heads)) if any(line[i] != "–" for line in table)]
     shown = ["engine", "strategy"] + [heads[i] for i in keep] + ["records per worker"]
     if links:
