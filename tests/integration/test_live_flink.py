@@ -4,9 +4,11 @@ JobManager and two TaskManagers (separate processes from the Flink environment's
 timing tests (the ``flink_cluster`` fixture).
 
 One run serves most tests (``live_rows``): 6 s of a Zipf stream (z = 1.4, 1,000 keys) at 62.5%
-of 8 workers' capacity (1 ms of sleep a tuple), 5 sources; KG, SG and ``flink`` (Flink's own
-``keyBy`` on Long keys); checkpoints every 2 s, and a TaskManager killed 3 s into the first
-phase (the shedders on Flink: tests/reproduction/test_live_repro.py's LAS run):
+of 8 workers' capacity (1 ms of sleep a tuple), 5 sources; KG and SG (each routed by its Java
+router in the sources, the default) and ``flink`` (Flink's own ``keyBy`` on Long keys);
+checkpoints every 2 s, and a TaskManager killed 3 s into the first phase (the routers' state
+restored from the checkpoint; the shedders on Flink: tests/reproduction/test_live_repro.py's LAS
+run):
 
 * every tuple ran once, on the worker decided (the run checks it; here also against the
   replay's loads), and every final aggregate equals the exact count and sum of its key and
@@ -74,10 +76,17 @@ def run(flink_cluster, dataset, root):
 
 def test_every_tuple_ran_on_its_worker_and_every_aggregate_is_exact(run, dataset):
     assert run.stream["tuples"] == 30_000
-    routed, native = rows_by(run.rows, "flink"), rows_by(run.rows, "flink", "native")
+    # KG and SG routed by their Java routers in the sources (the default), keyBy natively
+    routed, native = rows_by(run.rows, "flink", "engine"), rows_by(run.rows, "flink", "native")
     assert sorted(routed) == ["kg", "sg"] and sorted(native) == ["flink"]
     for name in ("kg", "sg"):
         assert routed[name]["subtask_records"] == replay_loads(dataset, name, P), name
+        # the routers' own time in the sources, and its share of a source at the run's rate
+        r = routed[name]
+        assert 0 < r["router_ns_per_tuple"] < 1e6, r["router_ns_per_tuple"]
+        assert r["router_source_share"] == pytest.approx(r["router_ns_per_tuple"] * 1e-9 * r["rate"] / r["sources"])
+        assert r["router_source_share"] < 0.05, r["router_source_share"]
+    assert native["flink"]["router_ns_per_tuple"] is None and native["flink"]["router_source_share"] is None
     assert native["flink"]["subtask_records"] == replay_loads(dataset, "flink", P)
     for r in run.rows:
         assert r["routing_exact"] and r["aggregates_exact"], r["strategy"]

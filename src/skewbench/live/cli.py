@@ -137,7 +137,7 @@ def _options(items: tuple[str, ...]) -> dict[str, str]:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--no-native", is_flag=True, help="Route the strategies that model an engine's own partitioner "
               "(flink, spark-sql) by their decisions instead of the engine's keyBy / repartition.")
-@click.option("--routing", type=click.Choice(lc.ROUTINGS), default="replay", show_default=True,
+@click.option("--routing", type=click.Choice(lc.ROUTINGS), default=lc.LiveConfig.routing, show_default=True,
               help="On Flink, route the grouping strategies that have a Java router by that router, deciding in "
                    "each source at run time (engine; checked against the replay tuple for tuple, the row gives its "
                    "time a tuple), or by the replay's decisions carried in each tuple (replay).")

@@ -89,9 +89,10 @@ class LiveConfig:
     bound_ms: float = 6.4
     native: bool = True
     #: Flink's routing of the grouping strategies with a Java router (skewbench.live.routers):
-    #: "replay" (the replay's decisions, carried in each tuple) or "engine" (the router decides in
-    #: each source, checked against the replay tuple for tuple); the others always "replay"
-    routing: str = "replay"
+    #: "engine" (the router decides in each source at run time, checked against the replay tuple
+    #: for tuple) or "replay" (the replay's decisions, carried in each tuple); the strategies
+    #: without a router are always routed by the replay's decisions
+    routing: str = "engine"
     flink_address: str = ""
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
 

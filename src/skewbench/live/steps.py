@@ -95,7 +95,8 @@ def params_schema() -> dict[str, dict[str, Any]]:
         "shedders": {"type": "array", "items": {"type": "string"}, "default": [],
                      "examples": list(lc.DEFAULT_SHEDDING) + ["ns"], "section": "Shedders",
                      "description": "Operator shedders in front of worker 0 (e.g. las, bl, sm, fk); empty = none."},
-        "routing": {"type": "string", "enum": list(lc.ROUTINGS), "default": "replay", "section": "Strategies",
+        "routing": {"type": "string", "enum": list(lc.ROUTINGS), "default": lc.LiveConfig.routing,
+                    "section": "Strategies",
                     "description": "On Flink: replay = each tuple carries the replay's decision; engine = the "
                                    "strategies with a Java router decide in each source at run time (checked "
                                    "against the replay tuple for tuple, their time a tuple on each row); the "
