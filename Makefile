@@ -100,6 +100,15 @@ $(FLINK_STAMP): requirements-flink.lock | $(STAMP) java
 	$(BIN)/uv pip sync -q --compile-bytecode --python $(FLINK_VENV)/bin/python requirements-flink.lock && \
 	touch $@ && echo "the Flink environment took $$(( $$(date +%s) - t0 )) s ($(FLINK_PYTHON))"
 
+# the grouping strategies for a Flink user's own job (docs/flink.md): one jar, the Java routers, their
+# Flink Partitioner (skewbench.flink.StrategyPartitioner) and the merge step (KeySplitting), compiled
+# against the Flink environment's jars into $(STATE)/flink/skewbench-partitioners.jar (its path
+# printed), the Flink environment installed first when missing
+.PHONY: flink-partitioners
+flink-partitioners: export SKEWBENCH_FLINK_PYTHON := $(FLINK_PYTHON)
+flink-partitioners: $(READY) $(FLINK_STAMP)
+	@$(BIN)/python -m skewbench.live.partitioners
+
 $(KERNELS): $(KERNEL_SOURCES) $(STAMP)
 	@echo "compiling the kernels ahead of time (python -m skewbench.aot, about a minute)"
 	@mkdir -p $(STATE)

@@ -19,6 +19,10 @@ Modules:
 ``steps``        the live DAG's steps (``dags/skewbench_live.py``): check, prepare, run, log, report
 ``tracking``     MLflow: experiment ``skewbench-live``, a parent per DAG run, a nested run per row,
                  linked both ways with the simulated nightly cells
+``routers``      the strategies' Java routers (``java/partition/``): their jar, and the conformance
+                 driver that runs them over a stream
+``partitioners`` the jar for a Flink user's own job (``make flink-partitioners``, docs/flink.md):
+                 the routers, their Flink ``Partitioner`` and the merge step (``java/flink/``)
 
 Light at import: the DAG reads only :mod:`skewbench.live.steps` and :mod:`skewbench.live.config`.
 """
