@@ -166,6 +166,7 @@ bench: $(READY)
 	$(BIN)/python benchmarks/bench_advise.py || rc=1; \
 	$(BIN)/python benchmarks/bench_scaling.py || rc=1; \
 	$(BIN)/python benchmarks/bench_allocation.py || rc=1; \
+	$(BIN)/python benchmarks/bench_partitioners.py || rc=1; \
 	exit $$rc
 
 docs: $(READY)
