@@ -236,6 +236,22 @@ def test_the_page_gives_a_routers_time_and_its_share_of_a_source():
     html = livepage.page_html("t", [{"dataset": "d", "rows": [engine, _row("flink", "kg", "routed", (300, 320))]}])
     assert "<th>router ns a tuple (share of a source)</th>" in html
     assert ">1,431 (0.14%)</td>" in html and html.count("<td class=\"num\">–</td>") >= 1
+    # how each row was routed, in words: the replay's decision made offline, or the engine's router
+    assert "<td>in the engine</td>" in html and "<td>decided offline</td>" in html
+
+
+def test_the_console_table_says_how_each_row_was_routed():
+    """`skewbench live`'s table: a strategy routed by the replay's decisions is marked decided
+    offline, one routed by its Java router in the engine (engine), the engine's own (native); a
+    line under the table says what each mark means."""
+    from skewbench.live.cli import table
+
+    rows = [{**_row("flink", s, routing, (800, 850), (8, 6)), "subtask_records": [1, 2], "repeat": 1}
+            for s, routing in (("dc", "engine"), ("osg", "routed"), ("flink", "native"))]
+    lines = table(rows).splitlines()
+    assert [ln.split()[1:3] for ln in lines[1:4]] == [["dc", "(engine)"], ["osg", "(offline)"], ["flink", "(native)"]]
+    assert lines[-1].startswith("(engine): decided in Flink's sources by the strategy's Java router; (offline): decided "
+                                "by the replay before the run")
 
 
 # --------------------------------------------------------------------------------------------

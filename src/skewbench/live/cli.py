@@ -59,6 +59,8 @@ def _dataset_path(dataset: str) -> str:
 def table(rows: list[dict[str, Any]]) -> str:
     """The console table: per engine and strategy, the medians over the repetitions (their range)
     measured against predicted."""
+    from skewbench.present.livepage import ROUTING_LABELS
+
     def f(v: Any, fmt: str) -> str:
         return format("-", f">{fmt.split('.')[0]}") if v is None else format(v, fmt)
 
@@ -66,19 +68,21 @@ def table(rows: list[dict[str, Any]]) -> str:
         lo, hi = r.get(f"{col}_min"), r.get(f"{col}_max")
         return "" if lo is None or hi is None or r.get("repeat", 1) < 2 else f" ({format(lo, fmt)}-{format(hi, fmt)})"
 
-    head = (f"{'engine':6s} {'strategy':20s} {'throughput measured':>27s} {'pred':>7s} {'ratio':>6s} "
+    head = (f"{'engine':6s} {'strategy':24s} {'throughput measured':>27s} {'pred':>7s} {'ratio':>6s} "
             f"{'p99 ms measured':>25s} {'pred':>7s} {'ratio':>6s} {'src bp ms':>9s} {'pred':>8s} {'merge':>7s}  "
             f"records per worker")
     lines = [head]
     for r in rows:
-        name = r["strategy"] + {"native": " (native)", "engine": " (engine)"}.get(r["routing"], "")
+        name = r["strategy"] + ROUTING_LABELS.get(r["routing"], "")
         thr = f(r.get("throughput_measured"), ".0f") + rng(r, "throughput_measured", ".0f")
         p99 = f(r.get("latency_p99_measured_ms"), ".0f") + rng(r, "latency_p99_measured_ms", ".0f")
-        lines.append(f"{r['engine']:6s} {name:20s} {thr:>27s} {f(r.get('throughput_predicted'), '7.0f')} "
+        lines.append(f"{r['engine']:6s} {name:24s} {thr:>27s} {f(r.get('throughput_predicted'), '7.0f')} "
                      f"{f(r.get('throughput_ratio'), '6.3f')} {p99:>25s} {f(r.get('latency_p99_predicted_ms'), '7.0f')} "
                      f"{f(r.get('latency_p99_ratio'), '6.3f')} {f(r.get('source_backpressured_ms'), '9.0f')} "
                      f"{f(r.get('source_backpressured_predicted_ms'), '8.0f')} {f(r.get('merge_records'), '7.0f')}  "
                      f"{r['subtask_records']}")
+    lines.append("(engine): decided in Flink's sources by the strategy's Java router; (offline): decided by the "
+                 "replay before the run, carried in each tuple; (native): the engine's own partitioner")
     return "\n".join(lines)
 
 

@@ -401,6 +401,13 @@ def _pair(a: Any, b: Any) -> str:
     return "–" if _value(a) is None and _value(b) is None else f"{_num(a)} / {_num(b)}"
 
 
+#: how a row's tuples were routed, as the console table (a suffix to the strategy) and the page's
+#: table say it: ``routed``, the replay's decisions made before the run; ``engine``, the strategy's
+#: Java router in Flink's sources; ``native``, the engine's own partitioner
+ROUTING_LABELS = {"routed": " (offline)", "engine": " (engine)", "native": " (native)"}
+ROUTING_TEXT = {"routed": "decided offline", "engine": "in the engine", "native": "the engine's own"}
+
+
 def _router(row: Mapping[str, Any]) -> str:
     """The router's time a tuple in the sources and the share of a source's time it takes."""
     ns, share = _value(row.get("router_ns_per_tuple")), _value(row.get("router_source_share"))
@@ -437,7 +444,7 @@ def _rows_table(rows: Sequence[Mapping[str, Any]], links: Mapping[str, str]) -> 
                       _pair(r.get("source_backpressured_ms"), r.get("source_backpressured_predicted_ms")),
                       _num(r.get("dropped")), _router(r)])
     keep = [i for i in range(len(heads)) if any(line[i] != "–" for line in table)]
-    shown = ["engine", "strategy"] + [heads[i] for i in keep] + ["records per worker"]
+    shown = ["engine", "strategy", "routing"] + [heads[i] for i in keep] + ["records per worker"]
     if links:
         shown.append("simulated run")
     out = ["<table><thead><tr>" + "".join(f"<th>{_esc(h)}</th>" for h in shown) + "</tr></thead><tbody>"]
@@ -448,7 +455,8 @@ def _rows_table(rows: Sequence[Mapping[str, Any]], links: Mapping[str, str]) -> 
                 records = json.loads(records)
             except ValueError:
                 pass
-        cells = [f"<td>{_esc(r.get('engine'))}</td>", f"<td>{_esc(point_label(r))}</td>"]
+        routing = ROUTING_TEXT.get(str(r.get("routing")), str(r.get("routing") or "–"))
+        cells = [f"<td>{_esc(r.get('engine'))}</td>", f"<td>{_esc(point_label(r))}</td>", f"<td>{_esc(routing)}</td>"]
         cells += [f'<td class="num">{line[i]}</td>' for i in keep]
         cells.append(f"<td>{_esc(records if records is not None else '–')}</td>")
         if links:
