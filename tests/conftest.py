@@ -120,10 +120,10 @@ FILE_SECONDS = {
     "tests/integration/test_toy_strategies.py": 90,
     # measured 2026-11-29 alone: three catalog datasets materialised, about 400 cases in one JVM
     "tests/integration/test_java_routers.py": 18,
-    # measured 2026-11-29 alone (make slow): 26 phases on a Flink mini-cluster
-    "tests/integration/test_live_engine_routing.py": 55,
-    # measured 2026-11-29 (a loaded machine: 62 s, 30 s of CPU): the word count of docs/flink.md, a probe JVM
-    "tests/integration/test_flink_partitioners.py": 30,
+    # measured 2026-11-29 alone (make slow): 39 phases on a Flink mini-cluster, 13 of them at 100 workers
+    "tests/integration/test_live_engine_routing.py": 95,
+    # measured 2026-11-29 alone: the word count of docs/flink.md, a probe JVM
+    "tests/integration/test_flink_partitioners.py": 12,
 }
 
 
