@@ -41,7 +41,10 @@ import pytest
 from tests.live_common import (ROW_FIELDS, assert_ratios, live_json, live_measured, replay_loads, rows_by,
                                zipf_dataset)
 
-pytestmark = pytest.mark.spark
+#: all in make reproduce's timing part, alone: the run their fixture makes serves the timing check
+#: and the loads' and fields' checks at once (in make test as well, it ran twice in CI: 72 s of
+#: make test's work for checks the timing part's run makes anyway)
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timing]
 
 P = 4
 TUPLES = 120
@@ -130,8 +133,6 @@ def test_the_json_output_has_the_documented_fields(spark_run):
     assert all(a["engine"] == "spark" and a["strategies"] == len(STRATEGIES) for a in agreement.values())
 
 
-@pytest.mark.slow  # timing: make reproduce runs it alone, with nothing beside it (the routing checks stay in make test)
-@pytest.mark.timing
 def test_measured_is_the_predicted(spark_run):
     result = live_json(spark_run[0])
     context = {"calibrations": result["calibrations"], "refusals": spark_run[3]}

@@ -71,6 +71,7 @@ def test_the_toys_pass_the_conformance_driver(tmp_path):
 
 
 @pytest.mark.airflow
+@pytest.mark.slow  # a nightly of its own through dag.test (55 s of make test's 9 min): make slow
 def test_the_toys_run_in_the_nightly_grid_and_appear_in_the_overview(tmp_path):
     env = _with_plugins(af.make_env(tmp_path / "airflow"))
     af.migrate(env)
