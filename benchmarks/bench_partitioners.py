@@ -55,7 +55,7 @@ import numpy as np
 
 from skewbench.datasets.generators import Plan, StreamSpec
 from skewbench.errors import SkewbenchError
-from skewbench.live import flink, routers
+from skewbench.live import flink, partitioners, routers
 from skewbench.live.flinkcluster import local_cluster
 from skewbench.settings import settings
 
@@ -96,7 +96,8 @@ def jars(state: Path, with_flink: bool) -> tuple[Path, Path | None]:
                             what="the routers' benchmark")
     if not with_flink:
         return jar, None
-    full = plain + [BENCH / "LineRate.java"]
+    # the Flink job routes through the user jar's partitioner (skewbench.flink.StrategyPartitioner)
+    full = partitioners.sources() + [BENCH / "RouterBench.java", BENCH / "RouterLoop.java", BENCH / "LineRate.java"]
     fjar = routers.build_jar(full, state / "live" / f"bench-flink-{routers.digest(full)}", "bench.jar",
                              classpath=flink.classpath(), what="the routers' Flink benchmark",
                              tool_what="the Flink benchmark compiles its job")

@@ -6,8 +6,9 @@
 // configuration, one after another:
 //   source (NumberSequenceSource, SOURCES subtasks) -> emit (chained: each subtask replays the whole
 //   stream KEYS.i64 from its start, cyclically, as fast as the job takes it; one Long a record) ->
-//   [partitionCustom(a Partitioner wrapping one Router, created on the first call with
-//   numPartitions) | keyBy | rebalance] -> DiscardingSink (WORKERS subtasks).
+//   [partitionCustom(skewbench.flink.StrategyPartitioner, the user jar's partitioner: one Router per
+//   sending subtask, created on the first call with numPartitions) | keyBy | rebalance] ->
+//   DiscardingSink (WORKERS subtasks).
 // Each emit subtask times itself: after WARM_MS from its first records (the job's deployment and
 // the JIT inside it) it marks (records emitted, System.nanoTime) at the start and the end of WINDOWS
 // consecutive windows of WINDOW_MS and writes the marks to WORKDIR/<config>-<workers>-<subtask>.txt;
@@ -20,7 +21,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
-import java.util.Map;
 
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -36,29 +36,10 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
-import skewbench.partition.Router;
-import skewbench.partition.Routers;
+import skewbench.flink.StrategyPartitioner;
 
 public final class LineRate {
     private LineRate() {}
-
-    /** One strategy's router as Flink's Partitioner: each sending subtask deserializes its own copy, whose router is created on its first record. */
-    static final class RouterPartitioner implements Partitioner<Long> {
-        private static final long serialVersionUID = 1L;
-        final String name;
-        private transient Router router;
-
-        RouterPartitioner(String name) { this.name = name; }
-
-        @Override
-        public int partition(Long key, int numPartitions) {
-            Router r = router;
-            if (r == null) {
-                r = router = Routers.create(name, numPartitions, 0L, Map.of());
-            }
-            return r.route(key);
-        }
-    }
 
     static final class Identity implements KeySelector<Long, Long> {
         private static final long serialVersionUID = 1L;
@@ -162,7 +143,7 @@ public final class LineRate {
                 .map(new Emit(keys, dir, tag, warmMs, windowMs, windows), Types.LONG).setParallelism(sources).name("emit");
         DataStream<Long> routed = name.equals("keyBy") ? emitted.keyBy(new Identity(), Types.LONG)
                 : name.equals("rebalance") ? emitted.rebalance()
-                : emitted.partitionCustom(new RouterPartitioner(name), new Identity());
+                : emitted.partitionCustom(new StrategyPartitioner<Long>(name), new Identity());
         routed.sinkTo(new DiscardingSink<>()).setParallelism(workers).name("discard");
         JobClient client = env.executeAsync("skewbench-bench line rate " + tag);
         long limitMs = 120_000L + warmMs + windowMs * windows;
