@@ -37,6 +37,10 @@ from skewbench.live.ports import free_port
 TASKMANAGERS = 2
 JM_MEMORY = "1024m"
 TM_MEMORY = "1280m"
+#: how often Flink's REST API refreshes the metrics it serves (LiveJob.java sets the same for the
+#: mini-cluster): a polled counter is up to this old, so a rate over a window of w seconds read
+#: from two polls is within (w +- this) / w of the true one
+METRICS_FETCHER_MS = 500
 LOG4J = """rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = file
 appender.file.name = file
@@ -212,7 +216,7 @@ def configuration(slots: int, workdir: Path, options: dict[str, Any] | None = No
         "taskmanager.rpc.port": "0", "taskmanager.data.port": "0",
         # the REST API serves a job's state from a cache kept web.refresh-interval (3 s by default):
         # a job's start waited for it to show every task running, up to 3 s a phase (0.1 s here)
-        "metrics.fetcher.update-interval": 500, "web.refresh-interval": 100,
+        "metrics.fetcher.update-interval": METRICS_FETCHER_MS, "web.refresh-interval": 100,
         "heartbeat.interval": 2000, "heartbeat.timeout": 10000,
         "io.tmp.dirs": str(workdir / "tmp"),
         "web.submit.enable": "false",
