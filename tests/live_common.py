@@ -50,6 +50,12 @@ def write_dataset(path: Path, keys: Sequence[int], *, ts: Sequence[float] | None
     return path
 
 
+#: the timing part's grouping run (tests/conftest.py ``live_grouping_run``): 8 workers, a Zipf stream at z = 1.8
+#: over 10^4 keys, 5 s phases (25,000 tuples at 62.5% of the workers' capacity), every phase twice
+LIVE_RUN = {"workers": 8, "z": 1.8, "keys": 10_000, "duration_s": 5.0, "tuples": 25_000, "repeat": 2,
+            "strategies": ("kg", "pkg", "dc", "sg", "flink")}
+
+
 def zipf_dataset(path: Path, alpha: float, keys: int, tuples: int, seed: int, rate: float = 1000.0,
                  cost: dict[str, Any] | None = None) -> Path:
     """A generated finite-Zipf stream (constant arrivals at ``rate``), once per path."""

@@ -6,7 +6,10 @@
   of the workers' capacity, a Zipf stream over 10^4 keys at z = 1.8 (where the hottest key holds
   more than PKG's two workers sustain, so KG, PKG and the balanced strategies are three levels),
   every phase twice; KG, PKG, D-C, SG and Flink's own keyBy; measured medians against the
-  model's prediction.  The head-of-line run below adds z = 1.4 for KG and SG.
+  model's prediction.  The run (tests/conftest.py ``live_grouping_run``) also serves the live job's
+  own checks (tests/integration/test_live_flink.py), so it takes checkpoints every 2 s and has a
+  TaskManager killed in its last phase, which runs again, on a warmed-up replacement, to be
+  measured.  The head-of-line run below adds z = 1.4 for KG and SG.
 * Head-of-line blocking (the model's bounded channels): KG with 4 KB network buffers (a cluster of
   its own, ``taskmanager.memory.segment-size: 4kb``), where its backlog fills the channels within
   seconds: the sources are back-pressured on the engine, and the prediction with bounded
@@ -29,15 +32,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.live_common import LIVE_RUN
 from tests.reproduction.common import record
 
 pytestmark = [pytest.mark.reproduction, pytest.mark.slow, pytest.mark.timing]
 
-P = 8
+P = LIVE_RUN["workers"]
 KEYS = 10_000
-ZS = (1.8,)
-STRATEGIES = ("kg", "pkg", "dc", "sg", "flink")
-DURATION_S = 5.0
+ZS = (LIVE_RUN["z"],)
+STRATEGIES = LIVE_RUN["strategies"]
 #: the issue's bands: measured over predicted, every strategy, medians of the repetitions
 THROUGHPUT = (0.85, 1.15)
 P99 = (0.75, 1.35)
@@ -54,18 +57,10 @@ def _dataset(root: str, z: float, tuples: int = 200_000) -> str:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, flink_cluster):
-    """One live run per z on the session's cluster."""
-    from skewbench.live.config import LiveConfig
-    from skewbench.live.run import live_rows
-
-    root = tmp_path_factory.mktemp("live-repro")
-    out = {}
-    for z in ZS:
-        cfg = LiveConfig(dataset=f"zipf-{z}", workers=P, duration_s=DURATION_S, repeat=2, cost=1.0,
-                         engines=("flink",), grouping=STRATEGIES)
-        out[z] = live_rows(_dataset(str(root), z), cfg, root / f"work-{z}", state=root / "state", cluster=flink_cluster)
-    return out
+def runs(live_grouping_run):
+    """The timing part's grouping run (tests/conftest.py ``live_grouping_run``, shared with
+    tests/integration/test_live_flink.py), by z."""
+    return {ZS[0]: live_grouping_run[1]}
 
 
 def rows_of(res, routing: str | None = None) -> dict[str, dict]:
