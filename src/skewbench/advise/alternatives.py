@@ -85,13 +85,27 @@ def _replicas(out: np.ndarray, ranked: np.ndarray, n_keys: int, p: int, sources:
     return np.bincount(pairs // p, minlength=n_keys), None, None
 
 
+def _route(name: str, stream: np.ndarray, p: int, sources: int, seed: int) -> tuple[Any, np.ndarray]:
+    """The strategy at ``p`` workers and the worker of each tuple of ``stream``."""
+    m = stream.size
+    strat = registry.get("grouping", name)(p, sources, seed)
+    return strat, strat.route(Batch(np.arange(m, dtype=np.int64), stream, np.zeros(m), np.ones(m)))
+
+
+def loads_at(name: str, stream: np.ndarray, p: int, sources: int, seed: int, tuples: int) -> np.ndarray:
+    """The strategy's load on each of ``p`` workers, scaled from ``stream`` to the input's
+    ``tuples`` (``local-global``: its second stage's partial records)."""
+    strat, out = _route(name, stream, p, sources, seed)
+    loads = strat.delivered_loads().sum(axis=0) if name == "local-global" else np.bincount(out, minlength=p)
+    return loads.astype(np.float64) * (tuples / stream.size)
+
+
 def alternative_row(name: str, stream: np.ndarray, ranked: tuple[np.ndarray, int], p: int, sources: int, seed: int,
                     tuples: int) -> dict[str, Any]:
     """One strategy's row at ``p`` from a replay of ``stream`` (key ids; ``ranked``: the stream
     :func:`by_frequency`) standing for ``tuples``."""
     m = stream.size
-    strat = registry.get("grouping", name)(p, sources, seed)
-    out = strat.route(Batch(np.arange(m, dtype=np.int64), stream, np.zeros(m), np.ones(m)))
+    strat, out = _route(name, stream, p, sources, seed)
     scale = tuples / m
     row: dict[str, Any] = {"partitioner": name, "kind": "alternative", "workers": p, "sources": sources, "seed": seed,
                            "label": LABELS.get(name, name), "params": strat.describe_params(),

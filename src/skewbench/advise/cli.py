@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from skewbench.advise.limits import HELP, MAX_FLINK_MAX_PARALLELISM, MAX_SOURCES
+from skewbench.advise.limits import HELP, MAX_FLINK_MAX_PARALLELISM, MAX_SOURCES, MAX_WORKERS
 from skewbench.errors import SkewbenchError
 
 def _int(option: str, text: str | None, low: int, high: int) -> int | None:
@@ -19,6 +19,18 @@ def _int(option: str, text: str | None, low: int, high: int) -> int | None:
         raise SkewbenchError(f"{option} takes an integer, got {text!r}") from None
     if not low <= value <= high:
         raise SkewbenchError(f"{option} is an integer in [{low:,}, {high:,}], got {value:,}")
+    return value
+
+
+def _float(option: str, text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise SkewbenchError(f"{option} takes a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise SkewbenchError(f"{option} is a positive number, got {text}")
     return value
 
 
@@ -43,6 +55,11 @@ def _int(option: str, text: str | None, low: int, high: int) -> int | None:
               help="Strategies replayed on the same keys (their default parameters), or 'none'.")
 @click.option("--sources", default="5", show_default=True, metavar="S", help="Upstream instances feeding the alternatives.")
 @click.option("--seed", default="0", show_default=True, metavar="N", help="Hash seed of the alternatives.")
+@click.option("--rate", default=None, metavar="R", help="Your input rate, tuples per second: with --cost, the workers each "
+              "partitioner needs for it, its skew ceiling and where Flink's autoscaler settles.")
+@click.option("--cost", default=None, metavar="MS", help="What one tuple costs a worker, in ms (with --rate).")
+@click.option("--current", default=None, metavar="P", help="Your job's parallelism now, where Flink's autoscaler starts "
+              "(default: the smallest of --workers; with --rate).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout: keys, workers, rows (one per "
               "partitioner and parallelism: partitioner, workers, load_max, load_mean, busiest_over_mean, ...), "
               "advice, limits.")
@@ -50,8 +67,8 @@ def _int(option: str, text: str | None, low: int, high: int) -> int | None:
               help="Also write a self-contained HTML page: the table, a bar chart per engine (workers busiest to "
                    "idlest), the advice with its rules.")
 def command(keys: str, workers: str, fmt: str, key_column: str | None, count_column: str | None, key_format: str,
-            flink_max_parallelism: str | None, alternatives: str, sources: str, seed: str, as_json: bool,
-            html_out: str | None) -> None:
+            flink_max_parallelism: str | None, alternatives: str, sources: str, seed: str, rate: str | None,
+            cost: str | None, current: str | None, as_json: bool, html_out: str | None) -> None:
     """What Kafka, Flink and Spark do by default with your KEYS at each parallelism, what the
     balancing strategies would do instead, and what to change.
 
@@ -63,7 +80,10 @@ def command(keys: str, workers: str, fmt: str, key_column: str | None, count_col
     keys; PKG, D-Choices, W-Choices, CHWBL, salting and local-global replayed on the same keys
     with their replication or merge cost; the best balance with every key whole (the floor no
     keyed partitioner beats). Then what to change (Flink's max parallelism, Kafka's partition
-    count, two-phase or split options for a hot key), each with its effect and rule.
+    count, two-phase or split options for a hot key), each with its effect and rule. With --rate
+    and --cost: how many workers each partitioner needs for that rate (or why none suffices), where
+    adding workers stops helping (its skew ceiling), and where Flink's autoscaler settles from
+    --current.
     """
     from skewbench.advise.core import advise, parse_workers
 
@@ -72,7 +92,9 @@ def command(keys: str, workers: str, fmt: str, key_column: str | None, count_col
     result = advise(keys, ps, fmt=fmt, key_column=key_column, count_column=count_column, key_format=key_format,
                     flink_max_parallelism=_int("--flink-max-parallelism", flink_max_parallelism, 1, MAX_FLINK_MAX_PARALLELISM),
                     alternatives=names, sources=_int("--sources", sources, 1, MAX_SOURCES),  # type: ignore[arg-type]
-                    seed=_int("--seed", seed, 0, 2**63 - 1))  # type: ignore[arg-type]
+                    seed=_int("--seed", seed, 0, 2**63 - 1),  # type: ignore[arg-type]
+                    rate=_float("--rate", rate), cost_ms=_float("--cost", cost),
+                    current=_int("--current", current, 1, MAX_WORKERS))
     path = None
     if html_out:
         from skewbench.advise.page import write_page

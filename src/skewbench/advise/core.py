@@ -29,10 +29,15 @@ class Advice:
     rows: list[dict[str, Any]]
     advice: list[dict[str, Any]]
     seconds: dict[str, float] = field(default_factory=dict)
+    #: with a rate and a cost: the workers each partitioner needs (:mod:`skewbench.advise.sizing`)
+    sizing: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"keys": self.keys, "workers": self.workers, "rows": self.rows, "advice": self.advice,
-                "limits": LIMITS, "seconds": self.seconds}
+        out = {"keys": self.keys, "workers": self.workers, "rows": self.rows, "advice": self.advice,
+               "limits": LIMITS, "seconds": self.seconds}
+        if self.sizing is not None:
+            out["sizing"] = self.sizing
+        return out
 
     def row(self, partitioner: str, workers: int, setting: str = "default") -> dict[str, Any]:
         """The row of ``partitioner`` at ``workers`` (Flink: ``setting`` "default" or "yours")."""
@@ -97,7 +102,8 @@ def keys_summary(keys: Keys, key_format: str, stream_note: str | None) -> dict[s
 def advise(keys: Any, workers: str | Sequence[int] = (8, 32, 100), *, fmt: str = "auto",
            key_column: str | None = None, count_column: str | None = None, key_format: str = "auto",
            flink_max_parallelism: int | None = None, alternatives: Sequence[str] | None = None,
-           sources: int = 5, seed: int = 0) -> Advice:
+           sources: int = 5, seed: int = 0, rate: float | None = None, cost_ms: float | None = None,
+           current: int | None = None) -> Advice:
     """What each engine's default partitioner does with ``keys`` at each parallelism of
     ``workers``, what the alternatives would do, the whole-key floor, and what to change.
 
@@ -105,16 +111,24 @@ def advise(keys: Any, workers: str | Sequence[int] = (8, 32, 100), *, fmt: str =
     a catalog dataset's name (:mod:`skewbench.advise.inputs`), a mapping ``key -> count``, or a
     sequence of keys.  ``alternatives``: strategy names (default
     :data:`~skewbench.advise.alternatives.ALTERNATIVES`; empty: none), replayed with ``sources``
-    upstream instances and hash seed ``seed``.  Raises :class:`SkewbenchError` on bad input."""
+    upstream instances and hash seed ``seed``.  With ``rate`` (tuples/s) and ``cost_ms`` (per tuple):
+    the workers each partitioner needs, its skew ceiling and where Flink's autoscaler settles from
+    ``current`` workers (default: the smallest of ``workers``; :mod:`skewbench.advise.sizing`).
+    Raises :class:`SkewbenchError` on bad input."""
     from skewbench.advise import alternatives as alt
     from skewbench.advise.advice import build_advice
     from skewbench.advise.defaults import engine_rows, key_hashes, resolve_key_format
     from skewbench.advise.floor import floor_row
     from skewbench.advise.inputs import read_keys
 
+    from skewbench.advise import sizing as sz
+
     ps = parse_workers(workers)
     names = list(alt.ALTERNATIVES if alternatives is None else alternatives)
     _check(ps, flink_max_parallelism, sources, seed, names)
+    sz.check(rate, cost_ms, current)
+    if current is not None:
+        parse_workers([current])
     t = {"start": time.perf_counter()}
     k = read_keys(keys, fmt, key_column, count_column)
     kf = resolve_key_format(k, key_format)
@@ -135,6 +149,11 @@ def advise(keys: Any, workers: str | Sequence[int] = (8, 32, 100), *, fmt: str =
     t["floor"] = time.perf_counter()
     advice = build_advice(k, hashes, rows, ps, kf, flink_max_parallelism)
     t["advice"] = time.perf_counter()
+    sized = None
+    if rate is not None and cost_ms is not None:
+        loads = {name: (lambda p, name=name: alt.loads_at(name, stream, p, sources, seed, k.tuples)) for name in names}
+        sized = sz.sizing(k, hashes, ps, float(rate), float(cost_ms), current, flink_max_parallelism, loads)
+        t["sizing"] = time.perf_counter()
     phases = list(t)
     seconds = {b: t[b] - t[a] for a, b in zip(phases, phases[1:])}
-    return Advice(keys_summary(k, kf, note), ps, rows, advice, seconds)
+    return Advice(keys_summary(k, kf, note), ps, rows, advice, seconds, sized)

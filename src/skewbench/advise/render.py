@@ -116,6 +116,34 @@ def _advice(a: Advice, width: int) -> list[str]:
     return out
 
 
+def _workers(n: int | None) -> str:
+    return "-" if n is None else f"{n:,}"
+
+
+def _sizing(a: Advice, width: int) -> list[str]:
+    """Per partitioner: the workers it needs at the rate, its skew ceiling, where Flink's
+    autoscaler settles (by the busiest subtask, its default; by their average)."""
+    s = a.sizing
+    if s is None:
+        return []
+    out = [f"workers needed for {s['rate']:,g} tuples/s at {s['cost_ms']:g} ms a tuple (on n = 1, 2, 4, ..., 1024 "
+           f"and yours); Flink's autoscaler from {s['current']} (max parallelism {s['max_parallelism']})",
+           f"  {'':<{NAME}}{'needed':>8}{'ceiling':>10}{'cap. there':>12}{'autoscaler':>12}{'(by avg)':>10}   why not"]
+    for r in s["rows"]:
+        cap = "-" if r["ceiling_capacity"] is None else f"{r['ceiling_capacity']:,.0f}"
+        auto = "-" if r["autoscaler"] is None else (_workers(r["autoscaler_settles_at"]) if r["autoscaler_settles_at"]
+                                                    is not None else "cycles")
+        avg = "-" if r["autoscaler"] is None else (_workers(r["autoscaler_settles_at_avg"])
+                                                   if r["autoscaler_settles_at_avg"] is not None else "cycles")
+        line = (f"  {r['partitioner']:<{NAME}}{_workers(r['workers_needed']):>8}{_workers(r['ceiling_workers']):>10}"
+                f"{cap:>12}{auto:>12}{avg:>10}")
+        out.append(line + (f"   {r['why_not']}" if r["why_not"] else ""))
+    out += textwrap.wrap(f"ceiling: the workers from which on capacity grows less than 5% per doubling; no partitioner that keeps "
+                         f"a key whole passes {s['key_limit']:,.0f} tuples/s (the hottest key on one worker)", width,
+                         subsequent_indent="  ")
+    return out
+
+
 def render(a: Advice, width: int = 110) -> str:
     """The console text of an :class:`Advice`."""
     k = a.keys
@@ -128,4 +156,6 @@ def render(a: Advice, width: int = 110) -> str:
             + f" a worker's mean at p = {' / '.join(map(str, a.workers))}")
     lines = textwrap.wrap(head, width, subsequent_indent="  ") + [""]
     lines += _table(a) + [""] + _hottest(a) + [""] + _advice(a, width)
+    if a.sizing is not None:
+        lines += [""] + _sizing(a, width)
     return "\n".join(lines)

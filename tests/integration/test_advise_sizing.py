@@ -1,0 +1,125 @@
+"""``skewbench advise KEYS --rate R --cost MS``: the workers each partitioner needs, its skew
+ceiling and where Flink's autoscaler settles (issue 42; skewbench.advise.sizing), checked on
+keys whose answers are known by hand and against the rows ``advise`` already computes."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from skewbench.advise import advise
+from skewbench.advise.rows import worker_loads
+from skewbench.cli import main
+from skewbench.errors import SkewbenchError
+from skewbench.grouping import capacity as cp
+from skewbench.grouping.strategies import engines
+
+ENGINES = ("kafka", "flink", "spark-hash", "spark-sql")
+
+
+def one_hot(hot: int, rest: int) -> dict[int, int]:
+    """Key 0 with ``hot`` tuples, keys 1..rest with one each."""
+    return {0: hot, **{k: 1 for k in range(1, rest + 1)}}
+
+
+def rows(a) -> dict[str, dict]:
+    return {r["partitioner"]: r for r in a.sizing["rows"]}
+
+
+def test_a_key_above_what_one_worker_does_is_never_enough_for_a_keyed_partitioner():
+    """Key 0 holds half of the tuples: at 3,000 tuples/s and 1 ms it alone needs 1,500 ms of work a
+    second, so no partitioner that keeps it whole reaches the rate at any n (the row says why);
+    splitting it (PKG: two choices) does."""
+    a = advise(one_hot(5000, 5000), [8, 32], rate=3000, cost_ms=1.0)
+    r = rows(a)
+    for e in ENGINES:
+        assert r[e]["workers_needed"] is None, e
+        assert r[e]["why_not"] == "never: key 0 alone needs 1,500 ms of work per second (50.0% of 3,000 tuples/s at 1 ms)"
+        assert max(c for c in r[e]["capacity"] if c is not None) <= a.sizing["key_limit"] * (1 + 1e-12)
+    assert a.sizing["key_limit"] == pytest.approx(2000.0)  # 1000 * 10,000 / (5,000 * 1 ms)
+    assert r["pkg"]["workers_needed"] is not None and r["pkg"]["why_not"] is None
+
+
+def test_capacity_is_the_tables_busiest_worker_at_the_users_parallelisms():
+    """At each of --workers, an engine's capacity is 1000 / (cost x its busiest worker's share) of
+    the table's own row for that parallelism (computed apart, by engine_row)."""
+    keys = {k: int(1000 // (k + 1)) + 1 for k in range(3000)}
+    a = advise(keys, [8, 32], rate=5000, cost_ms=0.5)
+    s = a.sizing
+    for e in ENGINES:
+        caps = dict(zip(s["workers"], rows(a)[e]["capacity"]))
+        for p in (8, 32):
+            row = a.row(e, p)
+            assert caps[p] == pytest.approx(1000.0 * a.keys["tuples"] / (row["load_max"] * 0.5)), (e, p)
+    # the needed workers: the first of the grid with that capacity, and none before it
+    for name, r in rows(a).items():
+        ns, caps = s["workers"], r["capacity"]
+        if r["workers_needed"] is not None:
+            i = ns.index(r["workers_needed"])
+            assert caps[i] >= 5000 and all(c is None or c < 5000 for c in caps[:i]), name
+
+
+def test_flinks_autoscaler_by_the_average_settles_where_the_busiest_worker_cannot_keep_up():
+    """A hot key of 25% at 2,000 tuples/s and 1 ms: reachable (the key alone needs 500 ms a
+    second). By the busiest subtask (Flink's default) the rule settles where the capacity reaches
+    the rate; by the average it settles earlier, where Flink's keyBy's busiest worker cannot keep
+    up (FLINK-30652's point), both recomputed here from Flink's own key groups."""
+    keys = one_hot(2500, 7500)
+    a = advise(keys, [2], rate=2000, cost_ms=1.0, current=2)
+    r = rows(a)["flink"]
+    P = a.sizing["max_parallelism"]
+    ids = np.array(sorted(keys))
+    counts = np.array([keys[k] for k in ids], dtype=np.float64)
+    hashes = engines.engine_hashes("flink", ids.astype(np.int64), "long")
+
+    def capacity(p: int) -> float:
+        return cp.capacity(worker_loads(engines.engine_workers("flink", hashes, p, P), counts, p) * 1.0,
+                           int(counts.sum()))
+
+    by_max, by_avg = r["autoscaler_settles_at"], r["autoscaler_settles_at_avg"]
+    assert by_max is not None and by_avg is not None
+    assert capacity(by_max) >= 2000 > capacity(by_avg), (by_max, by_avg, capacity(by_max), capacity(by_avg))
+    assert r["autoscaler"]["max"]["path"][0] == 2 and r["autoscaler"]["max"]["path"][-1] == by_max
+
+
+def test_the_command_line_prints_and_emits_the_sizing(tmp_path):
+    keys = tmp_path / "keys.txt"
+    keys.write_text("\n".join(str(k) for k, c in one_hot(3000, 7000).items() for _ in range(c)) + "\n")
+    r = CliRunner().invoke(main, ["advise", str(keys), "--workers", "4,16", "--rate", "2500", "--cost", "1",
+                                  "--json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.stderr
+    s = json.loads(r.stdout)["sizing"]
+    assert (s["rate"], s["cost_ms"], s["current"]) == (2500.0, 1.0, 4)
+    for row in s["rows"]:
+        assert {"workers_needed", "why_not", "ceiling_workers", "autoscaler_settles_at"} <= set(row)
+        assert len(row["capacity"]) == len(s["workers"])
+    r = CliRunner().invoke(main, ["advise", str(keys), "--workers", "4,16", "--rate", "2500", "--cost", "1"],
+                           catch_exceptions=False)
+    assert r.exit_code == 0 and "workers needed for 2,500 tuples/s at 1 ms a tuple" in r.stdout
+    plain = CliRunner().invoke(main, ["advise", str(keys), "--workers", "4,16", "--json"], catch_exceptions=False)
+    assert "sizing" not in json.loads(plain.stdout)  # without a rate: the table as before
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--rate", "100"], r"^error: --rate and --cost go together: the input rate \(tuples/s\) and the cost of a tuple \(ms\)$"),
+    (["--rate", "-5", "--cost", "1"], r"^error: --rate is a positive number, got -5$"),
+    (["--rate", "fast", "--cost", "1"], r"^error: --rate takes a number, got 'fast'$"),
+    (["--current", "4"], r"^error: --current needs --rate and --cost$"),
+    (["--rate", "10", "--cost", "1", "--flink-max-parallelism", "256", "--current", "500"],
+     r"^error: --current 500 is above Flink's max parallelism 256$"),
+])
+def test_bad_sizing_options_are_one_line_and_exit_2(tmp_path, args, message):
+    keys = tmp_path / "keys.txt"
+    keys.write_text("a\nb\na\n")
+    r = CliRunner().invoke(main, ["advise", str(keys), "--workers", "4", *args], catch_exceptions=False)
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert re.match(message, r.stderr.strip()), r.stderr
+
+
+def test_the_python_call_refuses_a_rate_without_a_cost():
+    with pytest.raises(SkewbenchError, match=r"^--rate and --cost go together"):
+        advise({"a": 2, "b": 1}, [2], rate=10.0)
