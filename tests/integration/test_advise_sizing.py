@@ -123,3 +123,36 @@ def test_bad_sizing_options_are_one_line_and_exit_2(tmp_path, args, message):
 def test_the_python_call_refuses_a_rate_without_a_cost():
     with pytest.raises(SkewbenchError, match=r"^--rate and --cost go together"):
         advise({"a": 2, "b": 1}, [2], rate=10.0)
+
+
+def test_on_a_held_out_stream_the_average_rule_settles_below_the_demand():
+    """Issue 42's question on a stream no check was tuned on: a Zipf(1.2) sample of 10^5 tuples
+    over 10^4 keys (seed 4242), Flink's keyBy, 1 ms a tuple, at 60% of the rate the hottest key
+    alone allows, Flink's autoscaler started from 2 subtasks. The demand is scanned over every
+    parallelism up to the max parallelism (not the grid), with Flink's key groups recomputed.
+    Found (2026-11-29): at 2,895 tuples/s the demand is 7 subtasks (capacity 3,679); by the
+    average busy time the rule settles at 6 (2 -> 6), whose busiest subtask manages 2,660: below
+    the rate; by the busiest (Flink's default) at 15 (2 -> 8 -> 15; 4,183), twice the demand, as
+    it sizes for 70% utilisation and a restart's catch-up."""
+    rng = np.random.default_rng(4242)
+    w = 1.0 / np.arange(1, 10_001) ** 1.2
+    sample = rng.choice(10_000, size=100_000, p=w / w.sum())
+    ids, counts = np.unique(sample, return_counts=True)
+    keys = {int(k): int(c) for k, c in zip(ids, counts)}
+    limit = 1000.0 * counts.sum() / counts.max()
+    rate = 0.6 * limit
+    a = advise(keys, [2], rate=rate, cost_ms=1.0, current=2, alternatives=[])
+    r = rows(a)["flink"]
+    P = a.sizing["max_parallelism"]
+    hashes = engines.engine_hashes("flink", ids.astype(np.int64), "long")
+
+    def capacity(p: int) -> float:
+        return cp.capacity(worker_loads(engines.engine_workers("flink", hashes, p, P), counts.astype(np.float64), p),
+                           int(counts.sum()))
+
+    demand = next(p for p in range(1, P + 1) if capacity(p) >= rate)
+    by_max, by_avg = r["autoscaler_settles_at"], r["autoscaler_settles_at_avg"]
+    assert capacity(by_max) >= rate and by_max >= demand
+    assert by_avg < demand and capacity(by_avg) < rate
+    assert (round(rate), demand, by_avg, by_max) == (2895, 7, 6, 15)
+    assert (r["autoscaler"]["avg"]["path"], r["autoscaler"]["max"]["path"]) == ([2, 6, 6], [2, 8, 15, 15])
