@@ -64,8 +64,6 @@ def _needed(ns: list[int], caps: list[float | None], rate: float) -> int | None:
 
 def _ceiling(ns: list[int], caps: list[float | None]) -> tuple[int, float] | None:
     pts = [(n, c) for n, c in zip(ns, caps) if c is not None and n in GRID]
-    if len(pts) < 2:
-        return None
     return cap.skew_ceiling([n for n, _ in pts], [c for _, c in pts])
 
 
@@ -88,8 +86,7 @@ def _autoscale(loads_of: Callable[[int], np.ndarray | None], rule: cap.Autoscale
         assert loads is not None  # the rule stays within the max parallelism
         return loads * cost_ms
 
-    out = rule.replay(current, rate, busy_of, int(round(tuples)))
-    return {"path": out["path"], "settled": out["settled"], "cycle": out["cycle"]}
+    return rule.replay(current, rate, busy_of, int(round(tuples)))
 
 
 def sizing(keys: Keys, hashes: dict[str, np.ndarray], workers: list[int], rate: float, cost_ms: float,
@@ -104,30 +101,27 @@ def sizing(keys: Keys, hashes: dict[str, np.ndarray], workers: list[int], rate: 
         raise SkewbenchError(f"--current {start} is above Flink's max parallelism {P}")
     cache: dict[tuple[str, int], np.ndarray | None] = {}
 
-    def engine_loads(engine: str) -> Callable[[int], np.ndarray | None]:
-        def loads(p: int) -> np.ndarray | None:
-            if (engine, p) not in cache:
-                if engine == "flink" and p > P:
-                    cache[engine, p] = None
-                else:
-                    w = engines.engine_workers(engine, hashes[engine], p, P if engine == "flink" else 0)
-                    cache[engine, p] = worker_loads(w, keys.counts, p).astype(np.float64)
-            return cache[engine, p]
-        return loads
-
-    def alt_loads(name: str) -> Callable[[int], np.ndarray | None]:
+    def cached(name: str, fn: Callable[[int], np.ndarray | None]) -> Callable[[int], np.ndarray | None]:
         def loads(p: int) -> np.ndarray | None:
             if (name, p) not in cache:
-                cache[name, p] = alternatives[name](p)
+                cache[name, p] = fn(p)
             return cache[name, p]
         return loads
+
+    def engine_loads(engine: str) -> Callable[[int], np.ndarray | None]:
+        def loads(p: int) -> np.ndarray | None:
+            if engine == "flink" and p > P:
+                return None
+            w = engines.engine_workers(engine, hashes[engine], p, P if engine == "flink" else 0)
+            return worker_loads(w, keys.counts, p).astype(np.float64)
+        return cached(engine, loads)
 
     parts: list[tuple[str, str, Callable[[int], np.ndarray | None], cap.Autoscaler | None, bool]] = [
         ("kafka", "engine", engine_loads("kafka"), None, True),
         ("flink", "engine", engine_loads("flink"), cap.Autoscaler(key_groups=P), True),
         ("spark-hash", "engine", engine_loads("spark-hash"), None, True),
         ("spark-sql", "engine", engine_loads("spark-sql"), None, True),
-    ] + [(name, "alternative", alt_loads(name), cap.Autoscaler(key_groups=P, alignment="off"), False)
+    ] + [(name, "alternative", cached(name, alternatives[name]), cap.Autoscaler(key_groups=P, alignment="off"), False)
          for name in alternatives]
     rows = []
     for name, kind, loads_of, rule, whole in parts:
