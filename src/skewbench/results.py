@@ -73,6 +73,9 @@ class Column:
     param: bool = False
     #: a pandas row condition under which the value may not be null (None: as ``nullable`` says)
     not_null_if: str | None = None
+    #: a numeric list logged to MLflow as a step metric, its steps the entries of this other list
+    #: column of the same row (a curve: e.g. capacity against workers)
+    steps: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,8 @@ class Metric:
     ``fmt`` (``g``: 3 significant digits, ``fN``: N decimals).  ``not_null_if``: a pandas row
     condition under which the value may not be null (None: never null).  ``trend_tolerance``:
     (relative, absolute) tolerance of the nightly trend (:mod:`skewbench.trend`) for a summary
-    metric that is deterministic but not bit-exact between runs (None: exact).
+    metric that is deterministic but not bit-exact between runs (None: exact).  ``nullable``:
+    the value may be null in any row.
     """
 
     name: str
@@ -107,6 +111,8 @@ class Metric:
     fmt: str = "g"
     not_null_if: str | None = None
     trend_tolerance: tuple[float, float] | None = None
+    #: may be null in any row (a value not always defined, e.g. a skew ceiling not reached)
+    nullable: bool = False
 
     @property
     def header(self) -> str:
@@ -160,6 +166,12 @@ class Schema:
     @property
     def windowed(self) -> tuple[str, ...]:
         return tuple(m.name for m in self.table_metrics("series") if m.windowed)
+
+    @property
+    def curves(self) -> tuple[tuple[str, str], ...]:
+        """(list column, its steps' list column) of the summary's curves (:attr:`Column.steps`)."""
+        return tuple((n, self.columns[n].steps) for n in self.summary_order
+                     if n in self.columns and self.columns[n].steps)
 
     @property
     def param_columns(self) -> tuple[str, ...]:

@@ -56,7 +56,7 @@ def test_balance_only_replay_prints_dashes_for_latency_and_validates(dataset, tm
     p = run("replay", "grouping", "--dataset", dataset, "--strategies", "kg,dc", "--workers", "5",
             "--sources", "3", "--metrics", "balance", "--out", out)
     body = [ln.split() for ln in p.stdout.splitlines() if ln.startswith(("kg ", "dc "))]
-    assert len(body) == 2 and all(row[-5:-2] == ["-", "-", "-"] for row in body), p.stdout
+    assert len(body) == 2 and all(row[-6:-3] == ["-", "-", "-"] for row in body), p.stdout
     run("results", "validate", out)
     rows = json.loads(run("replay", "grouping", "--dataset", dataset, "--strategies", "kg", "--workers", "5",
                           "--metrics", "balance", "--out", tmp_path / "j", "--json").stdout)["summary"]

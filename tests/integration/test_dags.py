@@ -70,7 +70,7 @@ def test_nightly_task_graph(dags_info):
     assert set(dags_info["dags"]["skewbench_nightly"]["params"]) == {
         "datasets", "catalog_set", "families", "seeds", "fail_on_change",
         "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning",
-        "shedding_strategies", "shedding_provisioning", "shedding_bound_ms", "shedding_workers", "shedding_error",
+        "grouping_rates", "grouping_objective_ms", "shedding_strategies", "shedding_provisioning", "shedding_bound_ms", "shedding_workers", "shedding_error",
         "shedding_confidence", "allocation_strategies", "allocation_optimum", "allocation_opt_time_limit",
         "allocation_opt_node_limit", "allocation_opt_max_tasks"}
 
@@ -84,7 +84,8 @@ BAD_RANGES = [({"grouping_workers": [0]}, "parameter 'grouping_workers' item 1: 
               ({"grouping_workers": []}, "parameter 'grouping_workers': [] should be non-empty"),
               ({"seeds": 0}, "parameter 'seeds': 0 is out of range; allowed: 1 to 100"),
               ({"grouping_provisioning": -5},
-               "parameter 'grouping_provisioning': -5 is out of range; allowed: above 0 and at most 100,000")]
+               "parameter 'grouping_provisioning': -5 is out of range; allowed: above 0 and at most 100,000"),
+              ({"grouping_rates": [1000, 0]}, "parameter 'grouping_rates' item 2: 0 is out of range; allowed: above 0")]
 
 
 @pytest.mark.slow  # about 30 s: make slow (CI runs it after make test, which must stay under 12 minutes)

@@ -124,8 +124,8 @@ def test_task_grouping_and_batching_do_not_change_results(dataset, monkeypatch):
 def test_balance_only_replay_counts_exactly_as_the_full_one(dataset, monkeypatch):
     """``latency=False`` (``--metrics balance``) skips the queues: every other column, and every
     series column but the completion times, has the full replay's bits; the completion-time
-    columns are null; and a task reads neither arrival times nor costs unless a strategy
-    decides by them (OSG does)."""
+    columns are null; and a task reads no arrival times unless a strategy decides by them (OSG
+    does), and the costs, which make the workers' busy times (the capacity)."""
     from skewbench.grouping.schema import LATENCY_SERIES, LATENCY_SUMMARY
 
     cells = grid(sorted(registry.names("grouping")), [4, 9], [3], [0])
@@ -152,7 +152,8 @@ def test_balance_only_replay_counts_exactly_as_the_full_one(dataset, monkeypatch
     tasks = sorted(cols for cols in read if "seq" in cols)  # not the pre-pass's reads; one task per cell
     timed = {c.strategy for c in cells if registry.get("grouping", c.strategy).uses_costs}
     assert timed == {"osg", "fk"}
-    assert tasks == sorted(("seq", "key", "ts", "cost") if c.strategy in timed else ("seq", "key") for c in cells)
+    assert tasks == sorted(("seq", "key", "ts", "cost") if c.strategy in timed else ("seq", "key", "cost")
+                           for c in cells)
 
 
 def test_task_groups_deal_every_cell_once_costliest_first():

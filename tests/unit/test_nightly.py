@@ -62,7 +62,8 @@ def test_params_have_one_section_per_family():
         "fail_on_change": "Trend"}
     assert schema["fail_on_change"]["type"] == "boolean" and schema["fail_on_change"]["default"] is False
     assert [k for k, v in schema.items() if v["section"] == "grouping family"] == [
-        "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning"]
+        "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning", "grouping_rates",
+        "grouping_objective_ms"]
     assert schema["grouping_strategies"]["items"]["enum"] == registry.names("grouping")
 
 
@@ -79,6 +80,8 @@ def test_params_have_one_section_per_family():
     ({"workers": [5]}, "unknown parameter"),
     ({"grouping_provisioning": 0}, "parameter 'grouping_provisioning'"),
     ({"grouping_provisioning": "lots"}, "parameter 'grouping_provisioning'"),
+    ({"grouping_rates": [-1]}, "parameter 'grouping_rates' item 1"),
+    ({"grouping_objective_ms": 0}, "parameter 'grouping_objective_ms'"),
 ])
 def test_bad_params_are_clear_errors(params, needle):
     with pytest.raises(SkewbenchError, match=needle):

@@ -40,13 +40,14 @@ def test_grouping_drives_the_consumers():
     from skewbench.present import reports
 
     s = results.schema("grouping")
-    assert s.windowed == ("imbalance_cum", "imbalance_win", "latency_mean", "latency_p99")
+    assert s.windowed == ("imbalance_cum", "imbalance_win", "capacity", "latency_mean", "latency_p99")
     assert s.timing_columns == ("route_seconds", "sim_tuples_per_s", "wall_seconds")
     assert [h for _, h, _ in reports._table_columns("grouping")] == [
         "imbalance", "vs best", "latency mean (ms)", "latency p99 (ms)", "speedup vs RR", "replication",
-        "merge/window (records)"]
+        "merge/window (records)", "capacity (tuples/s)"]
     assert s.param_columns == ("strategy", "workers", "sources", "seed", "dataset", "dataset_fingerprint",
-                               "time_mode", "provisioning", "metrics")
+                               "time_mode", "provisioning", "metrics", "demand_objective_ms")
+    assert s.curves == (("scaling_capacity", "scaling_workers"),)
     assert s.cell_name({"strategy": "kg", "workers": 5, "sources": 2, "seed": 0}) == "kg n=5 s=2 seed=0"
 
 

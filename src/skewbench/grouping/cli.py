@@ -34,14 +34,30 @@ def _window(window: str | None) -> tuple[int | None, float | None]:
         raise SkewbenchError(f"--window takes N (tuples) or Ns (seconds), got '{window}'") from None
 
 
+def _scaling(text: str, default: tuple[int, ...], worker_speed: bool) -> tuple[int, ...]:
+    """--scaling: 'default' (none with --worker-speed, whose factors fit one n), 'none' or counts."""
+    if text == "default":
+        return () if worker_speed else default
+    if text == "none":
+        return ()
+    return tuple(clikit.int_list("scaling", text))
+
+
+def _rates(text: str | None) -> tuple[float, ...] | None:
+    return None if text is None else tuple(clikit.float_list("rates", text))
+
+
 #: the replays of every grouping strategy whose kernel calls ``python -m skewbench.aot`` compiles
 #: ahead of time, before the strategies' own parameter settings: (dataset, further arguments);
 #: "zipf" has no cost column, "costs" has one and Poisson arrivals, "numeric" is a trace of int64
-#: keys (skewbench.aot builds the three)
+#: keys (skewbench.aot builds the three); a small capacity sweep (its queues at a steady rate
+#: with --objective-ms) where the cells' kernels take the same types, none on the largest
+#: replay
 AOT_BASE = (
-    ("zipf", ("--workers", "5,50", "--sources", "1,5")),
-    ("numeric", ("--workers", "5", "--sources", "2", "--metrics", "balance")),
-    ("costs", ("--workers", "5", "--sources", "1", "--provisioning", "100")),
+    ("zipf", ("--workers", "5,50", "--sources", "1,5", "--scaling", "none")),
+    ("numeric", ("--workers", "5", "--sources", "2", "--metrics", "balance", "--scaling", "1,8")),
+    ("costs", ("--workers", "5", "--sources", "1", "--provisioning", "100", "--scaling", "2",
+               "--rates", "100", "--objective-ms", "50")),
     ("costs", ("--workers", "5", "--sources", "2", "--window", "0.5s",
                "--worker-speed", "0:1.1,1,1,1,0.9;5000:0.9,1,1,1,1.1")),
 )
@@ -85,12 +101,23 @@ def __getattr__(name: str) -> object:
               help="'balance': route and count only (imbalance, memory, the strategies' statistics), without "
                    "simulating the worker queues; every completion-time column is then null.  Several times "
                    "faster for the cheap strategies; what the D-Choices authors' simulator computes.")
+@click.option("--scaling", default="default", show_default=True, metavar="N1,N2,...|default|none",
+              help="The capacity sweep's worker counts (with --workers'): every strategy setting is also replayed "
+                   "at each, counting busy time only, for its capacity curve, skew ceiling and demand. 'default': "
+                   "1, 2, 4, ..., 1024; 'none': no sweep.")
+@click.option("--rates", default=None, metavar="R1,R2,...",
+              help="The demand's target input rates, tuples/s (default: what 8 and 64 perfectly balanced workers "
+                   "serve 70%% busy at the stream's mean cost).")
+@click.option("--objective-ms", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="The demand's p99 completion-time objective, ms: the workers must also keep the p99 under it "
+                   "at the rate (steady arrivals). Default: capacity alone.")
 def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_items: tuple[str, ...], out: str,
             overwrite: bool, engine: str, partitions: int | None, as_json: bool, workers: str, sources: str,
-            window: str | None, provisioning: float | None, worker_speed: str | None, metrics: str) -> None:
+            window: str | None, provisioning: float | None, worker_speed: str | None, metrics: str, scaling: str,
+            rates: str | None, objective_ms: float | None) -> None:
     """Replay DATASET through grouping strategies x workers x sources x parameters x seeds."""
     from skewbench.datasets.contract import open_dataset
-    from skewbench.grouping.engine import ReplayConfig, check_sizes, grid, replay_to_dir
+    from skewbench.grouping.engine import DEFAULT_SCALING, ReplayConfig, check_sizes, grid, replay_to_dir
     from skewbench.replay import executor_for
     from skewbench.simulation import WorkerModel
 
@@ -100,7 +127,9 @@ def command(dataset: str, strategies: str, seeds: int, seed_base: int, param_ite
         raise SkewbenchError(f"dataset {dataset} is empty: nothing to replay")
     w_tuples, w_seconds = _window(window)
     config = ReplayConfig(window=w_tuples, window_seconds=w_seconds, provisioning=provisioning,
-                          worker_speed=_worker_speed(worker_speed), latency=metrics == "all")
+                          worker_speed=_worker_speed(worker_speed), latency=metrics == "all",
+                          scaling=_scaling(scaling, DEFAULT_SCALING, bool(worker_speed)), rates=_rates(rates),
+                          objective_ms=objective_ms)
     config.check()
     check_sizes(ds, config, ())  # the windows alone, before the grid loads any strategy's kernels
     cells = grid(names, clikit.int_list("workers", workers), clikit.int_list("sources", sources),

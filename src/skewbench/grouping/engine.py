@@ -79,6 +79,7 @@ dataset whose keys are not numbers, or a synthetic one, they hash the dense ids.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import time
@@ -93,6 +94,7 @@ from skewbench import registry
 from skewbench import replay as _replay
 from skewbench.datasets.contract import Dataset, discard_dir, open_dataset
 from skewbench.errors import SkewbenchError
+from skewbench.grouping import capacity as _cap
 from skewbench.grouping.optimum import best_max_load
 from skewbench.grouping.base import Batch, WorkerModel
 from skewbench.grouping.params import MAX_PROVISIONING, MAX_SOURCES, MAX_WORKERS
@@ -118,6 +120,12 @@ MAX_WINDOW_WORKERS = DEFAULT_WINDOWS * MAX_WORKERS
 #: worker), 16 bytes per key and 64 workers (2 GiB at this limit; the generators' largest key
 #: space, 10^8 keys, fits up to 64 workers, the D-Choices paper's 10^6 keys up to 8,000)
 MAX_KEY_WORKER_WORDS = 1 << 27
+#: the capacity sweep's worker counts when a replay asks for the default (``--scaling``)
+DEFAULT_SCALING = tuple(2 ** i for i in range(11))
+#: the demand's default target rates: what this many perfectly balanced workers serve busy
+#: DEMAND_UTILISATION of the time (Flink's autoscaler's default utilisation target)
+DEMAND_WORKERS = (8, 64)
+DEMAND_UTILISATION = 0.7
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,6 +153,15 @@ class ReplayConfig:
     #: False: route and count only (balance, memory and the strategies' statistics), without
     #: the queue simulation; the completion-time columns are then null (``metrics`` 'balance')
     latency: bool = True
+    #: the capacity sweep's worker counts (with the cells' own n): every (strategy, sources,
+    #: seed, parameters) of the grid is replayed at each, counting busy time only; empty: no
+    #: sweep (the scaling, ceiling and demand columns are then empty or null)
+    scaling: tuple[int, ...] = ()
+    #: the demand's target rates, tuples/s (None: the rates DEMAND_WORKERS perfectly balanced
+    #: workers serve DEMAND_UTILISATION busy at the stream's mean cost)
+    rates: tuple[float, ...] | None = None
+    #: the demand's p99 completion-time objective, ms (None: capacity alone)
+    objective_ms: float | None = None
 
     def check(self) -> None:
         if self.window is not None and (not isinstance(self.window, int) or self.window < 1):
@@ -156,6 +173,20 @@ class ReplayConfig:
                                  f"got {self.provisioning:g}")
         if not isinstance(self.latency, bool):
             raise SkewbenchError(f"latency must be true or false, got {self.latency!r}")
+        bad = [n for n in self.scaling if not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_WORKERS]
+        if bad:
+            raise SkewbenchError(f"scaling takes worker counts from 1 to {MAX_WORKERS:,}, got {bad[0]}")
+        if self.scaling and self.worker_speed:
+            raise SkewbenchError("scaling: a capacity sweep cannot apply --worker-speed's per-worker factors to "
+                                 "other worker counts; use --scaling none with --worker-speed")
+        if self.rates is not None and not all(isinstance(r, (int, float)) and math.isfinite(r) and r > 0
+                                              for r in self.rates):
+            raise SkewbenchError(f"rates must be tuples per second > 0, got {list(self.rates)}")
+        if self.objective_ms is not None and not (math.isfinite(self.objective_ms) and self.objective_ms > 0):
+            raise SkewbenchError(f"objective must be a p99 completion time > 0 ms, got {self.objective_ms:g}")
+        if (self.rates or self.objective_ms is not None) and not self.scaling:
+            raise SkewbenchError("rates and objective need a capacity sweep (scaling): the demand is the fewest "
+                                 "workers of its grid that reach a rate")
 
 
 def check_sizes(ds: Dataset, config: ReplayConfig, cells: Sequence[Cell]) -> None:
@@ -223,6 +254,11 @@ class Prepass:
     #: the keys' values (Dataset.key_values) are in the scratch directory, for the strategies
     #: that hash them (Strategy.uses_key_values); False: the dense ids are the values
     key_values: bool = False
+    #: the hottest key by cost and its tuples' costs, ms (the key limit, skewbench.grouping.capacity)
+    hot_key: int = 0
+    hot_key_ms: float = 0.0
+    #: the stream's mean cost, ms a tuple (1 without a cost column), whatever the time mode
+    mean_exec: float = 1.0
 
 
 def prepass(ds: Dataset, config: ReplayConfig) -> Prepass:
@@ -234,7 +270,8 @@ def prepass(ds: Dataset, config: ReplayConfig) -> Prepass:
         raise SkewbenchError(f"dataset {ds.name} is empty: nothing to replay")
     counts = np.zeros(ds.n_keys, dtype=np.int64)
     has_cost = "cost" in ds.columns
-    need_cost = has_cost and config.provisioning is not None
+    need_cost = has_cost  # the mean cost (provisioning, the default rates) and the keys' costs (the key limit)
+    key_ms = np.zeros(ds.n_keys, dtype=np.float64) if has_cost else None
     by_time = config.window_seconds is not None
     cost_sum = 0.0
     ts_first = ts_last = 0.0
@@ -245,6 +282,7 @@ def prepass(ds: Dataset, config: ReplayConfig) -> Prepass:
         counts += np.bincount(b["key"], minlength=ds.n_keys)
         if need_cost:
             cost_sum += float(np.sum(b["cost"]))
+            key_ms += np.bincount(b["key"], weights=b["cost"], minlength=ds.n_keys)
         if by_time:
             if b["seq"][0] == 0:
                 ts_first = float(b["ts"][0])
@@ -264,8 +302,12 @@ def prepass(ds: Dataset, config: ReplayConfig) -> Prepass:
     else:
         w = config.window or max(1, -(-m // DEFAULT_WINDOWS))
         ends = np.minimum(np.arange(w, m + w, w, dtype=np.int64), m)
-    mean_cost = cost_sum / m if need_cost else 1.0
-    return Prepass(m, ds.n_keys, counts, mean_cost, has_cost, ends, ts_first, ts_last)
+    mean_exec = cost_sum / m if need_cost else 1.0
+    mean_cost = mean_exec if config.provisioning is not None else 1.0
+    per_key = key_ms if key_ms is not None else counts.astype(np.float64)
+    hot = int(np.argmax(per_key))
+    return Prepass(m, ds.n_keys, counts, mean_cost, has_cost, ends, ts_first, ts_last, hot_key=hot,
+                   hot_key_ms=float(per_key[hot]), mean_exec=mean_exec)
 
 
 def block_windows(first: int, length: int, pre: Prepass) -> tuple[np.ndarray, np.ndarray]:
@@ -315,6 +357,21 @@ class RoutePartial:
     window_stats: list[dict[str, float]]  # at the end of each window
     route_seconds: float
     tuples: int
+    busy: np.ndarray  # float64[n]: each worker's busy ms (execution times of its tuples)
+    window_busy: np.ndarray  # float64[T, n]
+
+
+def add_busy(busy: np.ndarray, window_busy: np.ndarray | None, workers: np.ndarray, exec_t: np.ndarray,
+             widx: np.ndarray) -> None:
+    """Add a block's execution times to each worker's busy time (and, given ``window_busy``, to
+    each window's): one bincount per block, in stream order, so a cell and the capacity sweep's
+    replay of it at the same n sum the same numbers in the same order."""
+    n = busy.shape[0]
+    busy += np.bincount(workers, weights=exec_t, minlength=n)
+    if window_busy is not None:
+        t0, t1 = int(widx[0]), int(widx[-1])
+        window_busy[t0:t1 + 1] += np.bincount((widx - t0) * n + workers, weights=exec_t,
+                                              minlength=(t1 - t0 + 1) * n).reshape(-1, n)
 
 
 @dataclass
@@ -460,6 +517,8 @@ class _CellRun:
         self.agg_win = np.zeros((T, 2), dtype=np.int64)
         self.keys_win = np.zeros((T, n), dtype=np.int64)
         self.wstats: list[dict[str, float]] = []  # at the end of each window
+        self.busy = np.zeros(n)
+        self.wbusy = np.zeros((T, n))
         self.elapsed = 0.0
         self.routed = 0
         self.state = new_queue_state(n, T) if self.simulate else None
@@ -496,9 +555,10 @@ class _CellRun:
         _account(workers, key, widx, seq[0], self.s, self.head_mask, self.counts, self.wcounts,
                  self.head_counts, self.bits, self.wbits, self.wlast, self.wreps, self.agg_win, self.keys_win)
         self.routed += len(seq)
+        exec_t = self.model.exec_times(seq, cost, workers)
+        add_busy(self.busy, self.wbusy, workers, exec_t, widx)
         if not self.simulate:
             return
-        exec_t = self.model.exec_times(seq, cost, workers)
         simulate_queues(self.state, workers, arrival, exec_t, self.all_workers, widx)
         if self.rr_sum is not None:
             rr_w = seq % n
@@ -515,7 +575,7 @@ class _CellRun:
             self.wstats.append(self.strat.window_stats())
         part = RoutePartial(self.idx, self.counts, self.wcounts, self.head_counts, pairs_file, self.agg_win,
                             self.keys_win, self.strat.summary(),
-                            self.wstats, self.elapsed, self.routed)
+                            self.wstats, self.elapsed, self.routed, self.busy, self.wbusy)
         if self.state is None:
             return part, None
         shipped = self.state._replace(hist=Sparse.of(self.state.hist), win_hist=Sparse.of(self.state.win_hist))
@@ -532,8 +592,9 @@ def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], r
     other cells share the task), which is what makes any grouping of cells into tasks give the
     same bits.  ``on_block`` (in this process only) is told the tuples of each block done.
 
-    Only the columns the cells need are read: ``seq`` and ``key``, plus arrival times and costs
-    when the queues are simulated or a strategy decides by them."""
+    Only the columns the cells need are read: ``seq`` and ``key``, the costs when the dataset has
+    them (the workers' busy times), and arrival times when the queues are simulated or a
+    strategy decides by them."""
     ds = open_dataset(ds_path)
     key_counts = _key_counts(pre, scratch)
     values = np.load(os.path.join(scratch, "key_values.npy")) if pre.key_values and any(
@@ -543,7 +604,7 @@ def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], r
         return []
     timed = config.latency or any(r.timed for r in runs)
     cols = ["seq", "key"] + (["ts"] if timed and config.provisioning is None else []) \
-        + (["cost"] if timed and pre.has_cost else [])
+        + (["cost"] if pre.has_cost else [])  # the costs make the busy times (capacity)
     for b in ds.iter_batches(cols, BATCH):
         seq = b["seq"]
         if len(seq) == 0:
@@ -557,6 +618,139 @@ def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], r
         if on_block is not None:
             on_block(len(seq))
     return [r.finish(pre, scratch) for r in runs]
+
+
+# --------------------------------------------------------------------------------------------
+# the capacity sweep (issue 42): each (strategy, sources, seed, parameters) at every n of a grid
+
+@dataclass
+class Scaling:
+    """A template's capacity curve and demand (:func:`sweep_task`)."""
+
+    workers: list[int]  # the grid's n at which the strategy could be built, increasing
+    capacity: list[float]  # its capacity at each, tuples/s
+    demand: list[int]  # per target rate: the fewest workers that reach it (0: none)
+
+
+def template_of(cell: Cell) -> tuple:
+    """What a capacity curve is drawn for: the cell without its worker count."""
+    return (cell.strategy, cell.sources, cell.seed, cell.params)
+
+
+class _SweepRun:
+    """One template at one worker count in a sweep: its strategy object, routed exactly as a
+    replay task routes a cell (blocks cut at window ends, statistics sampled there), and the
+    workers' busy times; optionally worker queues fed at a steady rate (the demand's
+    objective)."""
+
+    def __init__(self, cell: Cell, pre: Prepass, config: ReplayConfig, values: np.ndarray | None,
+                 rate: float | None = None):
+        self.n = cell.workers
+        self.model = WorkerModel.uniform(self.n)
+        self.strat = make_strategy(cell, self.model)
+        if type(self.strat).uses_key_values:
+            self.strat.bind_key_values(values)
+        self.timed = type(self.strat).uses_costs
+        self.busy = np.zeros(self.n)
+        self.wstats = 0
+        self.rate = rate
+        self.state = new_queue_state(self.n, 1) if rate is not None else None
+        self.all_workers = np.ones(self.n, dtype=np.bool_)
+
+    def feed(self, seq, key, ts, cost, widx, cuts, pre: Prepass, config: ReplayConfig) -> None:
+        n = self.n
+        if self.rate is not None:
+            arrival = seq.astype(np.float64) * (1000.0 / self.rate)
+        else:
+            arrival = arrival_times(seq, ts, pre, config, n) if self.timed else None
+        batch = Batch(seq, key, arrival if self.timed else _filled(0.0, len(seq)),
+                      cost if self.timed and pre.has_cost else _filled(1.0, len(seq)))
+        workers = np.empty(len(seq), dtype=np.int64)
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            workers[lo:hi] = self.strat.route(batch.take(slice(lo, hi)))
+            t = int(widx[lo])
+            if seq[hi - 1] + 1 >= pre.window_ends[t]:
+                while self.wstats <= t:
+                    self.strat.window_stats()
+                    self.wstats += 1
+        exec_t = self.model.exec_times(seq, cost, workers)
+        add_busy(self.busy, None, workers, exec_t, widx)
+        if self.state is not None:
+            simulate_queues(self.state, workers, arrival, exec_t, self.all_workers, np.zeros(len(seq), np.int64))
+
+    def p99(self) -> float:
+        st = self.state
+        return quantiles(st.hist.dense() if isinstance(st.hist, Sparse) else st.hist, FINE_LOG_R, (0.99,),
+                         float(st.lat_min.min()), float(st.lat_max.max()))[0]
+
+
+def _sweep_pass(ds_path: str, runs: Sequence[_SweepRun], pre: Prepass, config: ReplayConfig) -> None:
+    ds = open_dataset(ds_path)
+    timed = any(r.timed for r in runs) and config.provisioning is None and any(r.rate is None for r in runs)
+    cols = ["seq", "key"] + (["ts"] if timed else []) + (["cost"] if pre.has_cost else [])
+    for b in ds.iter_batches(cols, BATCH):
+        seq = b["seq"]
+        if len(seq) == 0:
+            continue
+        ts = b["ts"] if "ts" in b else _filled(0.0, len(seq))
+        cost = b["cost"] if "cost" in b else _filled(1.0, len(seq))
+        widx, cuts = block_windows(int(seq[0]), len(seq), pre)
+        for r in runs:
+            r.feed(seq, b["key"], ts, cost, widx, cuts, pre, config)
+
+
+def demand_rates(pre: Prepass, config: ReplayConfig) -> list[float]:
+    """The demand's target rates: the configured ones, else what :data:`DEMAND_WORKERS`
+    perfectly balanced workers serve at the stream's mean cost, busy :data:`DEMAND_UTILISATION`
+    of the time."""
+    if config.rates is not None:
+        return [float(r) for r in config.rates]
+    return [DEMAND_UTILISATION * 1000.0 * k / pre.mean_exec for k in DEMAND_WORKERS]
+
+
+def sweep_task(ds_path: str, templates: Sequence[Cell], grid_n: Sequence[int], pre: Prepass, config: ReplayConfig,
+               scratch: str, known: Sequence[dict[int, float]] | None = None) -> list[Scaling]:
+    """The capacity curve of each template (a cell whose worker count is ignored) over
+    ``grid_n``, from one pass over the dataset (the worker counts at which the strategy refuses
+    to be built are left out; ``known[i]``: template i's capacities already replayed, by worker
+    count, not routed again), and its demand for each target rate: the fewest workers of the
+    curve whose capacity reaches the rate and, with an objective, whose p99 completion time at
+    that rate (steady arrivals, a further pass per worker count tried) stays within it."""
+    values = np.load(os.path.join(scratch, "key_values.npy")) if pre.key_values else None
+    known = known or [{} for _ in templates]
+    runs: list[tuple[int, int, _SweepRun]] = []
+    for i, t in enumerate(templates):
+        for n in grid_n:
+            if n in known[i]:
+                continue
+            c = cell(t.strategy, n, t.sources, t.seed, t.params)
+            try:
+                runs.append((i, n, _SweepRun(c, pre, config, values)))
+            except SkewbenchError:
+                continue  # e.g. a strategy that needs more workers than n
+    _sweep_pass(ds_path, [r for _, _, r in runs], pre, config)
+    rates = demand_rates(pre, config)
+    out = []
+    for i, t in enumerate(templates):
+        got = {**{n: _cap.capacity(r.busy, pre.tuples) for j, n, r in runs if j == i}, **known[i]}
+        ns = sorted(got)
+        caps = [got[n] for n in ns]
+        dem = []
+        for rate in rates:
+            found = 0
+            for n, c in zip(ns, caps):
+                if c < rate:
+                    continue
+                if config.objective_ms is not None:
+                    q = _SweepRun(cell(t.strategy, n, t.sources, t.seed, t.params), pre, config, values, rate)
+                    _sweep_pass(ds_path, [q], pre, config)
+                    if not q.p99() <= config.objective_ms:
+                        continue
+                found = n
+                break
+            dem.append(found)
+        out.append(Scaling(ns, caps, dem))
+    return out
 
 
 def task_groups(cells: Sequence[Cell], slots: int) -> list[list[int]]:
@@ -660,10 +854,12 @@ def _latency_summary(st: QueueState, counts: np.ndarray, rr_lat_sum: np.ndarray 
 
 def combine_cell(cell: Cell, route: RoutePartial, queue: QueuePartial | None, rr_lat_sum: np.ndarray | None,
                  pre: Prepass, key_counts: np.ndarray, ds_meta: dict[str, Any], config: ReplayConfig,
-                 wall_seconds: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                 wall_seconds: float, scaling: Scaling | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One summary row and the series rows of a cell, from its partial results (``rr_lat_sum``:
     the round-robin baseline on the same times, from the cell of its worker count that ran it;
-    ``queue`` None: the replay counted only, and the completion-time columns are null)."""
+    ``queue`` None: the replay counted only, and the completion-time columns are null;
+    ``scaling``: the capacity sweep's curve and demand for the cell's template, None without a
+    sweep)."""
     n = cell.workers
     m = pre.tuples
     counts = route.counts.sum(axis=0)
@@ -721,6 +917,7 @@ def combine_cell(cell: Cell, route: RoutePartial, queue: QueuePartial | None, rr
         "window_replication": float(np.mean(kwin[active].sum(axis=1) / agg[active, 1])) if active.any() else 1.0,
         "cardinality_imbalance": float(card[active].mean()) if active.any() else 0.0,
         "stats": json.dumps({k: float(v) for k, v in route.stats.items()}, sort_keys=True),
+        **_capacity_columns(route, replicas, pre, config, scaling),
         "route_seconds": float(route.route_seconds),
         "sim_tuples_per_s": float(m / max(1e-9, route.route_seconds)),
         "wall_seconds": float(wall_seconds),
@@ -740,6 +937,7 @@ def combine_cell(cell: Cell, route: RoutePartial, queue: QueuePartial | None, rr
             "tuples": int(wc.sum()), "imbalance_cum": _imbalance(c), "imbalance_win": _imbalance(wc),
             "worker_tuples_cum": c.astype(np.int64).tolist(), "worker_tuples_win": wc.astype(np.int64).tolist(),
             "merge_partials": int(agg[t, 0]), "cardinality_imbalance": float(card[t]) if active[t] else None,
+            "capacity": _cap.capacity(route.window_busy[t], int(wc.sum())) if wc.sum() else None,
             **dict.fromkeys(LATENCY_SERIES),
             "stats": json.dumps({k: float(v) for k, v in route.window_stats[t].items()}, sort_keys=True),
         }
@@ -756,6 +954,31 @@ def combine_cell(cell: Cell, route: RoutePartial, queue: QueuePartial | None, rr
         series.append(win)
         start = end
     return row, series
+
+
+def _capacity_columns(route: RoutePartial, replicas: np.ndarray, pre: Prepass, config: ReplayConfig,
+                      scaling: Scaling | None) -> dict[str, Any]:
+    """The summary's capacity columns (:mod:`skewbench.grouping.schema`) of a cell."""
+    m = pre.tuples
+    wt = route.window_counts.sum(axis=1)
+    windows = [_cap.capacity(route.window_busy[t], int(wt[t])) for t in range(len(wt)) if wt[t] > 0]
+    whole = bool(replicas.size) and int(replicas.max()) == 1
+    ceiling = _cap.skew_ceiling(scaling.workers, scaling.capacity) if scaling and len(scaling.workers) else None
+    return {
+        "busy_ms": route.busy.astype(np.float64).tolist(),
+        "capacity": _cap.capacity(route.busy, m),
+        "capacity_window": min(windows),
+        "capacity_balanced": _cap.balanced_capacity(route.busy, m),
+        "key_limit": (1000.0 * m / pre.hot_key_ms if pre.hot_key_ms > 0 else math.inf) if whole else None,
+        "limit_key": pre.hot_key if whole else None,
+        "scaling_workers": list(scaling.workers) if scaling else [],
+        "scaling_capacity": list(scaling.capacity) if scaling else [],
+        "ceiling_workers": ceiling[0] if ceiling else None,
+        "ceiling_capacity": ceiling[1] if ceiling else None,
+        "demand_rates": demand_rates(pre, config) if scaling else [],
+        "demand": list(scaling.demand) if scaling else [],
+        "demand_objective_ms": float(config.objective_ms or 0.0),
+    }
 
 
 def _popcount_rows(bits: np.ndarray) -> np.ndarray:
@@ -812,18 +1035,44 @@ def replay(ds_path: str | os.PathLike, cells: Sequence[Cell], config: ReplayConf
                         groups, "replay")
         routes = {r.cell: r for task in done for r, _ in task}
         queues = {r.cell: q for task in done for r, q in task}
+        curves = _sweep(path, cells, routes, pre, config, scratch_dir, executor, progress)
         wall = time.perf_counter() - t_start
         summary, series = [], []
         for i, c in enumerate(cells):
             rr = queues[rr_for[c.workers]]
             row, ser = combine_cell(c, routes[i], queues[i], rr.rr_lat_sum if rr is not None else None, pre,
-                                    key_counts, {**ds.meta, "name": ds.name}, config, wall)
+                                    key_counts, {**ds.meta, "name": ds.name}, config, wall,
+                                    curves.get(template_of(c)))
             summary.append(row)
             series.extend(ser)
         return ReplayResult(summary, series, time.perf_counter() - t_start)
     finally:
         if own_scratch:
             discard_dir(scratch_dir)  # a failed job's other tasks may still be writing into it
+
+
+def _sweep(path: str, cells: Sequence[Cell], routes: dict[int, RoutePartial], pre: Prepass, config: ReplayConfig,
+           scratch: str, executor: Executor, progress: Callable[[str], None] | None) -> dict[tuple, Scaling]:
+    """The capacity sweep (:func:`sweep_task`) of every template of ``cells``, over
+    ``config.scaling`` and the cells' own worker counts (whose capacities the replay's
+    ``routes`` already hold), as tasks of ``executor``."""
+    if not config.scaling:
+        return {}
+    temps: dict[tuple, Cell] = {}
+    have: dict[tuple, dict[int, float]] = {}
+    for i, c in enumerate(cells):
+        temps.setdefault(template_of(c), c)
+        have.setdefault(template_of(c), {})[c.workers] = _cap.capacity(routes[i].busy, pre.tuples)
+    reps = list(temps.values())
+    grid_n = sorted(set(int(n) for n in config.scaling) | {c.workers for c in cells})
+    groups = task_groups(reps, getattr(executor, "slots", 1))
+    if progress:
+        progress(f"capacity sweep: {len(reps)} strategy setting(s) x {len(grid_n)} worker counts "
+                 f"({grid_n[0]}..{grid_n[-1]}) in {len(groups)} task(s)")
+    known = [have[template_of(r)] for r in reps]
+    done = executor(lambda g: sweep_task(path, [reps[i] for i in g], grid_n, pre, config, scratch,
+                                         [known[i] for i in g]), groups, "capacity sweep")
+    return {template_of(reps[i]): sc for g, res in zip(groups, done) for i, sc in zip(g, res)}
 
 
 def _block_progress(progress: Callable[[str], None], total: int, every: float = 10.0) -> Callable[[int], None]:

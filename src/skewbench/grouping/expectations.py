@@ -21,6 +21,23 @@ computed here, which the suites check with GE's built-in per-row expectations.
     the quantiles are ordered (each >= 0).
 ``latency_cdf_points``, ``latency_cdf_min_step``
     finite points of ``latency_cdf`` (101) and its smallest step (>= 0: non-decreasing).
+``busy_ms_count_gap``
+    valid ``busy_ms`` entries minus ``workers`` (0).
+``capacity_gap``
+    ``capacity`` over ``1000 * tuples / max(busy_ms)``, minus 1 (0 within 1e-9).
+``capacity_window_excess``, ``capacity_balanced_excess``, ``key_limit_excess``
+    ``capacity_window / capacity - 1`` (<= 0: no window's busiest worker keeps up with a faster
+    rate than the whole stream's), ``capacity / capacity_balanced - 1`` (<= 0: an even spread
+    is the best), and, for a strategy that kept every key whole on equal workers,
+    ``capacity / key_limit - 1`` (<= 0: the worker holding the hottest key is at least as busy
+    as that key); within 1e-9.
+``scaling_faults``
+    rows whose capacity curve is inconsistent (0): lists of unequal length, worker counts not
+    increasing, the cell's own n missing from a non-empty curve or its capacity there not the
+    cell's, a skew ceiling other than the curve's (capacity growing by less than 5% per doubling
+    from it on, and not from the point before it), a demand list not as long as its rates, or a
+    demand whose capacity is below its rate or, without a latency objective, not the first grid
+    point that reaches it.
 
 plus: the columns are the family's schema, in order, then every derived column (a derived
 column is absent, and so reported, when its sources are missing or of the wrong type); one row
@@ -57,6 +74,7 @@ without tuples.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -79,6 +97,8 @@ SUMMARY_DERIVED = (
     "imbalance_excess", "imbalance_avg_excess", "load_spread", "exec_to_latency",
     "latency_p50_minus_min", "latency_p95_minus_p50", "latency_p99_minus_p95", "latency_max_minus_p99",
     "latency_cdf_points", "latency_cdf_min_step",
+    "busy_ms_count_gap", "capacity_gap", "capacity_window_excess", "capacity_balanced_excess", "key_limit_excess",
+    "scaling_faults",
 )
 SERIES_DERIVED = (
     "window_index_gap", "window_range_gap", "win_load_sum_gap", "cum_load_sum_gap",
@@ -127,7 +147,61 @@ def derive_summary(table: pa.Table, frame: pd.DataFrame, manifest: Mapping[str, 
         if cdf is not None:
             df["latency_cdf_points"] = cdf["count"]
             df["latency_cdf_min_step"] = cdf["min_step"]
+        busy = list_stats(table, "busy_ms")
+        if busy is not None and (c := numeric(df, "workers")):
+            df["busy_ms_count_gap"] = busy["count"] - c[0].to_numpy()
+        if "busy_ms" in df.columns and (c := numeric(df, "capacity", "tuples")):
+            top = np.array([np.max(b) if b is not None and len(b) else np.nan for b in df["busy_ms"]], dtype=float)
+            df["capacity_gap"] = c[0] / (1000.0 * c[1] / top) - 1.0
+        for col, num, den in (("capacity_window_excess", "capacity_window", "capacity"),
+                              ("capacity_balanced_excess", "capacity", "capacity_balanced")):
+            if c := numeric(df, num, den):
+                df[col] = c[0] / c[1] - 1.0
+        config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+        if (c := numeric(df, "capacity", "key_limit")) and not config.get("worker_speed"):
+            df["key_limit_excess"] = (c[0] / c[1] - 1.0).fillna(0.0)
+        if {"workers", "capacity", "scaling_workers", "scaling_capacity", "ceiling_workers", "demand",
+                "demand_rates", "demand_objective_ms"} <= set(df.columns):
+            df["scaling_faults"] = [int(bool(scaling_faults(r))) for r in df.to_dict("records")]
     return df
+
+
+def scaling_faults(row: Mapping[str, Any]) -> list[str]:
+    """What is inconsistent in a summary row's capacity curve, skew ceiling and demand (empty:
+    nothing), checked point by point."""
+    ns = [int(n) for n in (row["scaling_workers"] if row["scaling_workers"] is not None else [])]
+    caps = [float(c) for c in (row["scaling_capacity"] if row["scaling_capacity"] is not None else [])]
+    rates = [float(r) for r in (row["demand_rates"] if row["demand_rates"] is not None else [])]
+    dem = [int(d) for d in (row["demand"] if row["demand"] is not None else [])]
+    if len(ns) != len(caps) or len(dem) != len(rates):
+        return ["list lengths"]
+    if not ns:
+        return [] if row["ceiling_workers"] is None or pd.isna(row["ceiling_workers"]) else ["a ceiling without a curve"]
+    out = []
+    if any(b <= a for a, b in zip(ns, ns[1:])):
+        out.append("worker counts not increasing")
+    if int(row["workers"]) not in ns:
+        out.append("the cell's n is not on the curve")
+    elif caps[ns.index(int(row["workers"]))] != float(row["capacity"]):
+        out.append("the curve's capacity at the cell's n is not the cell's")
+    flat = [caps[i + 1] < caps[i] * 1.05 ** math.log2(ns[i + 1] / ns[i]) for i in range(len(ns) - 1)]
+    first = None
+    if flat and flat[-1]:
+        first = len(flat)
+        while first > 0 and flat[first - 1]:
+            first -= 1
+    want = ns[first] if first is not None else None
+    got = None if row["ceiling_workers"] is None or pd.isna(row["ceiling_workers"]) else int(row["ceiling_workers"])
+    if got != want:
+        out.append(f"ceiling {got}, the curve's {want}")
+    objective = float(row["demand_objective_ms"] or 0.0)
+    for rate, d in zip(rates, dem):
+        reach = [n for n, c in zip(ns, caps) if c >= rate]
+        if d and (d not in ns or caps[ns.index(d)] < rate):
+            out.append(f"demand {d} below its rate {rate:g}")
+        elif not objective and d != (reach[0] if reach else 0):
+            out.append(f"demand {d} for {rate:g}, the curve's {reach[0] if reach else 0}")
+    return out
 
 
 def derive_series(table: pa.Table, frame: pd.DataFrame, summary: pd.DataFrame,
@@ -215,6 +289,10 @@ def summary_expectations(manifest: Mapping[str, Any]) -> list[Any]:
     ex += [between(c, 0) for c in ("latency_p50_minus_min", "latency_p95_minus_p50",
                                    "latency_p99_minus_p95", "latency_max_minus_p99")]
     ex += [between("latency_cdf_points", CDF_POINTS, CDF_POINTS), between("latency_cdf_min_step", 0)]
+    # capacity (issue 42): from the busiest worker, bounded by the windows, the even spread and the hot key
+    ex += [zero("busy_ms_count_gap"), between("capacity_gap", -FLOAT_TOL, FLOAT_TOL), zero("scaling_faults")]
+    ex += [between(c, hi=FLOAT_TOL) for c in ("capacity_window_excess", "capacity_balanced_excess",
+                                              "key_limit_excess")]
     return ex
 
 

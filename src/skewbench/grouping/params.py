@@ -25,6 +25,13 @@ PARAMS: dict[str, dict[str, Any]] = {
                      "description": "Over-provisioning: the workers' capacity as a percentage of a steady "
                                     "arrival rate (100 = critical load, 75 = 33% more tuples than the "
                                     "workers can run); empty = the datasets' own arrival times."},
+    "rates": {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0}, "default": [],
+              "description": "The demand's target input rates, tuples/s: the fewest workers (n = 1, 2, 4, ..., "
+                             "1024) each strategy needs for each; empty = what 8 and 64 perfectly balanced "
+                             "workers serve 70% busy (docs/capacity.md)."},
+    "objective_ms": {"type": ["number", "null"], "exclusiveMinimum": 0, "default": None,
+                     "description": "The demand's p99 completion-time objective, ms (the worker-queue simulation "
+                                    "at each rate); empty = capacity alone."},
 }
 
 
@@ -37,9 +44,14 @@ def job_args(section: dict[str, Any]) -> list[str]:
 
     ``provisioning`` (percent of the workers' capacity) replaces the dataset's arrival times by
     a steady arrival rate at that load, so latencies mean the same on every dataset and worker
-    count; None keeps the dataset's times."""
+    count; None keeps the dataset's times.  ``rates`` and ``objective_ms``: the demand's target
+    rates and p99 objective (the capacity sweep, docs/capacity.md)."""
     args = ["--workers", ",".join(map(str, section["workers"])),
             "--sources", ",".join(map(str, section["sources"]))]
     if section.get("provisioning") is not None:
         args += ["--provisioning", repr(float(section["provisioning"]))]
+    if section.get("rates"):
+        args += ["--rates", ",".join(repr(float(r)) for r in section["rates"])]
+    if section.get("objective_ms") is not None:
+        args += ["--objective-ms", repr(float(section["objective_ms"]))]
     return args

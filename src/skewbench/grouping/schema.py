@@ -19,6 +19,9 @@ RUN_NAME = "{strategy} n={workers} s={sources} seed={seed}"
 _LAT = "ms"
 #: the queue simulation's columns are null in a replay that counts only (``--metrics balance``)
 SIMULATED = "metrics == 'all'"
+#: the strategy split no key over two workers: the hottest key's limit binds at every n
+KEYS_WHOLE = "replicas_max == 1"
+_RATE = "tuples/s"
 
 COLUMNS = (
     Column("tuples", "int64", "tuples replayed (the dataset's size); in the series, the window's tuples", "both",
@@ -44,6 +47,20 @@ COLUMNS = (
     Column("stats", "string", "JSON: the strategy's own statistics over all its sources (D-C's d and head size "
            "averaged over sources, its head fraction over all messages, OSG's run index, ...); in the series, at "
            "the window's end", "both"),
+    Column("busy_ms", "list<float64>", "each worker's busy time, ms: the execution times (the dataset's costs, "
+           "1 ms a tuple without a cost column, times the worker's speed factor) of the tuples routed to it"),
+    Column("limit_key", "int64", "the hottest key by cost (its dense id), which one worker holds whole when the "
+           "strategy splits no key (replicas_max 1); null otherwise", nullable=True, not_null_if=KEYS_WHOLE),
+    Column("scaling_workers", "list<int64>", "the capacity curve's worker counts (the replay's scaling grid, by "
+           "default 1, 2, 4, ..., 1024 and the replay's own n; empty without a sweep)"),
+    Column("scaling_capacity", "list<float64>", "the strategy's capacity at each of scaling_workers, from a "
+           "replay of the same strategy, sources, seed and parameters at that n (tuples/s)", steps="scaling_workers"),
+    Column("demand_rates", "list<float64>", "the target input rates of the demand (tuples/s)"),
+    Column("demand", "list<int64>", "for each of demand_rates, the fewest workers of scaling_workers whose capacity "
+           "reaches it (and whose p99 completion time at that rate stays within demand_objective_ms, when "
+           "set); 0 when none does"),
+    Column("demand_objective_ms", "float64", "the p99 completion-time objective of the demand, ms (0: capacity "
+           "alone)", bounds=(0, None), param=True),
     Column("window", "int64", "the metrics window's index (0, 1, ...)", "series", bounds=(0, None)),
     Column("seq_start", "int64", "the window's first stream position", "series", bounds=(0, None)),
     Column("seq_end", "int64", "one past the window's last stream position", "series"),
@@ -103,6 +120,22 @@ METRICS = (
            "for key grouping): the partial aggregates a windowed aggregation keeps", "", False, (1, None)),
     Metric("cardinality_imbalance", "mean over windows of (largest - mean) / mean of the distinct keys each "
            "worker received in the window", "", False, (0, None)),
+    # ---- summary: capacity (issue 42; skewbench.grouping.capacity)
+    Metric("capacity", "the largest input rate at which the busiest worker keeps up: 1000 x tuples / max busy_ms",
+           _RATE, True, (0, None), (True, False), headline=True, fmt="g"),
+    Metric("capacity_window", "the least of the windows' capacities (the window's tuples over its busiest "
+           "worker's busy time): what a drifting stream sustains throughout", _RATE, True, (0, None),
+           (True, False)),
+    Metric("capacity_balanced", "the capacity of the same work spread evenly: 1000 x tuples / mean busy_ms (what "
+           "a rate taken from the workers' average busy time claims)", _RATE, None, (0, None), (True, False)),
+    Metric("key_limit", "the rate beyond which the hottest key (limit_key) alone overloads the worker holding "
+           "it: 1000 x tuples / its busy ms; the strategy's capacity at any n when it splits no key", _RATE, None,
+           (0, None), (True, False), not_null_if=KEYS_WHOLE, nullable=True),
+    Metric("ceiling_workers", "the skew ceiling: the first n of scaling_workers from which on capacity grows by "
+           "less than 5% per doubling (null: still growing at the grid's end, or no sweep)", "workers", False,
+           (1, None), dtype="int64", nullable=True),
+    Metric("ceiling_capacity", "the capacity at the skew ceiling", _RATE, True, (0, None), (True, False),
+           nullable=True),
     # ---- summary: timings
     Metric("route_seconds", "seconds spent in the strategy's routing calls, summed over sources", "s", False,
            (0, None), timing=True),
@@ -117,6 +150,8 @@ METRICS = (
            "in it, one record per worker", "records", False, (0, None), table="series", dtype="int64"),
     Metric("cardinality_imbalance", "(largest - mean) / mean of the distinct keys each worker received in the "
            "window", "", False, (0, None), table="series", not_null_if="tuples > 0"),
+    Metric("capacity", "the window's capacity: its tuples over its busiest worker's busy time", _RATE, True,
+           (0, None), (True, False), windowed=True, table="series", not_null_if="tuples > 0", nullable=True),
     Metric("latency_mean", "mean completion time of the window's tuples", _LAT, False, (0, None), (True, False),
            windowed=True, table="series", not_null_if="tuples > 0 and " + SIMULATED),
     Metric("latency_p50", "median completion time of the window's tuples (within 1%)", _LAT, False, (0, None),
@@ -148,6 +183,9 @@ SUMMARY = (
     "latency_mean_rr", "speedup_vs_rr", "gain_vs_rr",
     "pairs", "replication", "replicas_max", "replicas_head_mean", "head_keys_true",
     "merge_partials", "window_replication", "cardinality_imbalance", "stats",
+    "busy_ms", "capacity", "capacity_window", "capacity_balanced", "key_limit", "limit_key",
+    "scaling_workers", "scaling_capacity", "ceiling_workers", "ceiling_capacity",
+    "demand_rates", "demand", "demand_objective_ms",
     "route_seconds", "sim_tuples_per_s", "wall_seconds",
 )
 
@@ -155,5 +193,5 @@ SERIES = (
     "cell_id", "strategy", "workers", "sources", "seed", "metrics",
     "window", "seq_start", "seq_end", "tuples",
     "imbalance_cum", "imbalance_win", "worker_tuples_cum", "worker_tuples_win",
-    "merge_partials", "cardinality_imbalance", "latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "stats",
+    "merge_partials", "cardinality_imbalance", "capacity", "latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_max", "stats",
 )
