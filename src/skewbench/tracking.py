@@ -23,7 +23,9 @@ Layout
   - Final metrics (step 0): every numeric summary column but the params; the timing metrics as
     ``time.<column>``; the numeric entries of ``stats`` as ``s.<name>``.
   - Step metrics (step = window index): ``window.<name>`` for the family's *windowed* series
-    METRICS and ``window.s.<name>`` for the numeric entries of the window's ``stats``.
+    METRICS and ``window.s.<name>`` for the numeric entries of the window's ``stats``; and
+    ``curve.<name>`` for the summary's curves (:attr:`skewbench.results.Schema.curves`: a list
+    column, each entry at the step its steps column gives, such as capacity against workers).
 
   - Trend (:mod:`skewbench.trend`): tag ``skewbench.trend_key`` (the cell across nights: dataset
     fingerprint, strategy, coordinates, seed and configuration, without the strategy's own
@@ -69,6 +71,7 @@ PARENT_TAG = "mlflow.parentRunId"
 #: training view) rather than on the GenAI traces view
 EXPERIMENT_KIND_TAG, EXPERIMENT_KIND = "mlflow.experimentKind", "custom_model_development"
 SERIES_PREFIX = "window."
+CURVE_PREFIX = "curve."
 STATS_PREFIX = "s."
 TIME_PREFIX = "time."
 PARAM_PREFIX = "p."
@@ -367,6 +370,18 @@ def series_metrics(rows: Iterable[Mapping[str, Any]], windowed: Sequence[str]) -
     return out
 
 
+def curve_metrics(row: Mapping[str, Any], curves: Sequence[tuple[str, str]]) -> list[tuple[str, float, int]]:
+    """(key, value, step) of a summary row's curves: each entry of a list column at the step its
+    steps column gives."""
+    out = []
+    for col, steps in curves:
+        for step, v in zip(row.get(steps) or (), row.get(col) or ()):
+            f = _number(v)
+            if f is not None:
+                out.append((_name(CURVE_PREFIX + col), f, int(step)))
+    return out
+
+
 def _complete(latest: Mapping[str, float], final: Mapping[str, float], steps: Sequence[tuple[str, float, int]]) -> bool:
     """Whether a run already holds these metrics: each key's latest value (MLflow's: that of
     the largest step) equals ours.  Metrics are logged in order (final ones, then the windows in
@@ -403,7 +418,8 @@ def _cells(loaded: Sequence, run_key: str, family: str) -> list[dict[str, Any]]:
                 "tags": {"skewbench.cell_id": row["cell_id"], "skewbench.dataset": str(ds.get("name", "")),
                          "skewbench.dataset_fingerprint": fp, "skewbench.strategy": str(row["strategy"])},
                 "params": cell_params(row, config, sch.param_columns), "final": det, "timing": timing,
-                "steps": series_metrics(by_cell.get(row["cell_id"], []), sch.windowed)})
+                "steps": series_metrics(by_cell.get(row["cell_id"], []), sch.windowed)
+                + curve_metrics(row, sch.curves)})
     keys = [c["key"] for c in cells]
     if len(set(keys)) != len(keys):
         dup = sorted({k for k in keys if keys.count(k) > 1})

@@ -37,7 +37,7 @@ def results(tmp_path_factory):
         generate(StreamSpec.zipf(alpha, 500, 20000, 1, cost={"model": "levels", "levels": 4, "low": 1, "high": 4}),
                  root / f"ds-{name}", name=name)
         replay_to_dir(root / f"ds-{name}", grid(["kg", "pkg", "wc", "osg"], [5, 10], [2], [0, 1]),
-                      root / f"res-{name}", ReplayConfig(window=2000))
+                      root / f"res-{name}", ReplayConfig(window=2000, scaling=(1, 4, 16)))
         validated(root / f"res-{name}")  # as the pipeline does: only validated results are logged
         out.append(root / f"res-{name}")
     return out
@@ -147,7 +147,8 @@ def test_one_child_per_dataset_and_cell(results, logged, client):
             for k, v in json.loads(row["stats"]).items():  # NaN (e.g. OSG's est_error before an epoch): skipped
                 if math.isfinite(v):
                     want[f"s.{k}"] = v
-            assert sorted(k for k in m if not k.startswith("window.")) == sorted(want)  # window.*: below
+            # window.* and curve.*: below
+            assert sorted(k for k in m if not k.startswith(("window.", "curve."))) == sorted(want)
             assert all(m[k] == pytest.approx(v, rel=1e-12, abs=0) for k, v in want.items()), run.info.run_name
             assert {"imbalance", "imbalance_rel", "latency_mean", "latency_p99", "speedup_vs_rr", "replication",
                     "pairs", "throughput", "time.wall_seconds"} <= set(m)
@@ -172,6 +173,11 @@ def test_series_are_step_metrics(results, logged, client):
         assert len(client.get_metric_history(rid, "window.imbalance_win")) == WINDOWS
         if cell["strategy"] == "wc":
             assert len(client.get_metric_history(rid, "window.s.d_mean")) == WINDOWS
+        # the capacity curve: one point per worker count, its step the count
+        curve = sorted(client.get_metric_history(rid, "curve.scaling_capacity"), key=lambda m: m.step)
+        assert [h.step for h in curve] == cell["scaling_workers"] == [1, 4, 5, 10, 16]  # and the grid's own n
+        assert [h.value for h in curve] == cell["scaling_capacity"]
+        assert "capacity" in client.get_run(rid).data.metrics
 
 
 def test_artifacts_on_the_parent(logged, client):
