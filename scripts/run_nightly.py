@@ -19,7 +19,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from skewbench.present.console import Progress, summary_text
+from skewbench.present.console import Progress, ceiling_lines, summary_text
 from skewbench.present.picks import night_picks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,9 +132,11 @@ def main() -> None:
         found = sorted((state / "runs").rglob("SUMMARY.md"), key=lambda p: p.stat().st_mtime)
         summary_md = found[-1] if found else None
     picks = night_picks(results_dirs(summary_md.parent)) if summary_md is not None else []
+    ceilings = ceiling_lines(results_dirs(summary_md.parent)) if summary_md is not None else []
     print()
     print(summary_text(res["run_id"], res["state"], time.monotonic() - t0, res["tasks"], picks,
                        summary_md=summary_md, overview=summary_md.parent / "overview.html" if summary_md else None,
+                       ceilings=ceilings,
                        extra=[f"task log: {log}",
                               f"MLflow store: {os.environ.get('SKEWBENCH_TRACKING_URI')} (browse with `make ui`)"]))
     if res["state"] != "success" or summary_md is None:

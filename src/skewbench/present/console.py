@@ -10,6 +10,7 @@ import os
 import shutil
 import time
 from collections import Counter
+from pathlib import Path
 from typing import IO, Iterable, Mapping, Sequence
 
 from skewbench.present.picks import Pick
@@ -170,13 +171,49 @@ def pick_lines(picks: Sequence[Pick]) -> list[str]:
     return lines
 
 
+#: the summary columns of a capacity sweep (a family whose schema has them)
+CEILING_COLUMNS = ("ceiling_workers", "ceiling_capacity", "scaling_workers")
+
+
+def ceiling_lines(results_dirs: Sequence[str | os.PathLike]) -> list[str]:
+    """The skew ceilings of the night, a line per dataset: each strategy's ceiling (the n from
+    which on its capacity grows by less than 5% per doubling) and its capacity there, or that it
+    still grows at the sweep's largest n; the first setting of each strategy (sources, seed)."""
+    from skewbench.results import read_results
+
+    lines = []
+    for path in results_dirs:
+        manifest, summary, _ = read_results(path)
+        if not set(CEILING_COLUMNS) <= set(summary.column_names):
+            continue
+        seen: dict[str, str] = {}
+        top = 0
+        for r in summary.select(["strategy", *CEILING_COLUMNS]).to_pylist():
+            if r["strategy"] in seen or not r["scaling_workers"]:
+                continue
+            top = max(top, max(r["scaling_workers"]))
+            seen[r["strategy"]] = ("grows" if r["ceiling_workers"] is None else
+                                   f"n={r['ceiling_workers']} ({r['ceiling_capacity']:,.0f}/s)")
+        if not seen:
+            continue
+        capped = [f"{k} {v}" for k, v in seen.items() if v != "grows"]
+        grows = [k for k, v in seen.items() if v == "grows"]
+        name = (manifest.get("dataset") or {}).get("name") or Path(path).name
+        lines.append(f"  {name}: " + "; ".join(capped + ([f"{', '.join(grows)} still growing at n={top}"]
+                                                        if grows else [])))
+    return ["skew ceilings (capacity +<5% per doubling from there on):", *lines] if lines else []
+
+
 def summary_text(run_id: str, state: str, seconds: float, states: Mapping[str, str], picks: Sequence[Pick],
                  summary_md: str | os.PathLike | None = None, overview: str | os.PathLike | None = None,
-                 extra: Iterable[str] = ()) -> str:
-    """The console's summary after a run: under 60 lines for a nightly of a few datasets."""
+                 extra: Iterable[str] = (), ceilings: Sequence[str] = ()) -> str:
+    """The console's summary after a run: under 60 lines for a nightly of a few datasets
+    (``ceilings``: :func:`ceiling_lines`)."""
     lines = [f"skewbench_nightly {run_id}: {state} in {_elapsed(seconds)}", *state_lines(states)]
     if picks:
         lines += ["", "what to pick:", *pick_lines(picks)]
+    if ceilings:
+        lines += ["", *ceilings]
     lines.append("")
     if overview is not None and os.path.exists(overview):
         lines.append(f"overview: {overview}")
