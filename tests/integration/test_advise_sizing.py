@@ -156,3 +156,55 @@ def test_on_a_held_out_stream_the_average_rule_settles_below_the_demand():
     assert by_avg < demand and capacity(by_avg) < rate
     assert (round(rate), demand, by_avg, by_max) == (2895, 7, 6, 15)
     assert (r["autoscaler"]["avg"]["path"], r["autoscaler"]["max"]["path"]) == ([2, 6, 6], [2, 8, 15, 15])
+
+
+def test_the_page_draws_the_capacity_curves_in_a_browser(tmp_path):
+    """``--html`` with a rate: every partitioner's curve, its points where its capacities put them
+    (a curve reaches the rate's line exactly when the partitioner has a workers_needed), a ring
+    per skew ceiling; checked on the page as Chromium lays it out."""
+    from pathlib import Path
+
+    chromium = "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        pytest.skip(f"no browser: {chromium} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    keys = tmp_path / "keys.txt"
+    rng = np.random.default_rng(4242)
+    keys.write_text("\n".join(str(k) for k in rng.zipf(1.3, 40_000) % 5_000) + "\n")
+    out = tmp_path / "advise.html"
+    r = CliRunner().invoke(main, ["advise", str(keys), "--workers", "8,32", "--rate", "20000", "--cost", "0.5",
+                                  "--json", "--html", str(out)], catch_exceptions=False)
+    assert r.exit_code == 0, r.stderr
+    s = json.loads(r.stdout)["sizing"]
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        try:
+            tab = browser.new_page(viewport={"width": 1300, "height": 1000})
+            errors: list[str] = []
+            tab.on("pageerror", lambda e: errors.append(str(e)))
+            tab.goto(out.as_uri(), wait_until="load")
+            got = tab.evaluate("""() => ({
+                curves: Object.fromEntries([...document.querySelectorAll('svg.capacity-chart polyline.curve')].map(
+                    c => [c.dataset.partitioner, [...c.points].map(q => [q.x, q.y])])),
+                rings: [...document.querySelectorAll('svg.capacity-chart circle.ceiling')].map(c => c.dataset.partitioner),
+                levels: [...document.querySelectorAll('svg.capacity-chart line.level')].map(l => +l.getAttribute('y1')),
+                rows: [...document.querySelectorAll('table.sizing tr[data-partitioner]')].map(r => r.dataset.partitioner),
+                width: document.querySelector('svg.capacity-chart').getBoundingClientRect().width})""")
+        finally:
+            browser.close()
+    assert errors == [] and got["width"] >= 600
+    names = [row["partitioner"] for row in s["rows"]]
+    assert sorted(got["curves"]) == sorted(names) and got["rows"] == names
+    assert sorted(got["rings"]) == sorted(row["partitioner"] for row in s["rows"] if row["ceiling_workers"])
+    rate_y = got["levels"][0]  # the rate's line first, then the key's limit
+    for row in s["rows"]:
+        pts = got["curves"][row["partitioner"]]
+        caps = [c for c in row["capacity"] if c is not None]
+        assert len(pts) == len(caps)
+        assert [x for x, _ in pts] == sorted(x for x, _ in pts)  # workers left to right
+        # higher capacity is higher on the page (smaller y), point for point
+        order = sorted(range(len(caps)), key=lambda i: caps[i])
+        assert [pts[i][1] for i in order] == sorted((y for _, y in pts), reverse=True)
+        reaches = min(y for _, y in pts) <= rate_y + 0.05
+        assert reaches == (row["workers_needed"] is not None), row["partitioner"]
