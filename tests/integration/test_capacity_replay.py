@@ -218,3 +218,26 @@ def test_the_console_names_the_ceilings(results):
                      "dc, wc still growing at n=1024"]
     text = summary_text("r1", "success", 10.0, {"t": "success"}, [], ceilings=lines)
     assert "\n".join(lines) in text
+
+
+def test_the_sweep_equals_the_replay_for_every_strategy(tmp_path):
+    """Every strategy of the family (the registry's, toy plug-ins included), routed by the sweep at
+    n = 4 and 9 from 3 sources, has the busy times, so the capacities, of the replay's own cells:
+    the sweep leaves out the statistics a replay samples at window ends, which must therefore
+    change no strategy's routing.  Costs and Poisson arrivals, so the strategies that decide by
+    time and cost decide here too."""
+    from skewbench import registry
+
+    ds = tmp_path / "costs"
+    generate(StreamSpec.zipf(1.3, 400, 12_000, seed=9, rate=900.0, arrivals="poisson", block_size=2500,
+                             cost={"model": "levels", "levels": 8, "low": 0.5, "high": 4.0}), ds, name="sweep")
+    names = sorted(registry.names("grouping"))
+    config = ReplayConfig(window=700, scaling=(4, 9))
+    res = engine.replay(ds, grid(names, [4, 9], [3], [0]), config)
+    pre = engine.prepass(open_dataset(ds), config)
+    cells = grid(names, [4], [3], [0])
+    got = engine.sweep_task(str(ds), cells, [4, 9], pre, config, str(tmp_path))
+    want = {(r["strategy"], r["workers"]): r["capacity"] for r in res.summary}
+    for c, sc in zip(cells, got):
+        assert sc.workers == [4, 9], c.strategy
+        assert [want[c.strategy, n] for n in sc.workers] == sc.capacity, c.strategy

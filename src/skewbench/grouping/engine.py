@@ -638,10 +638,11 @@ def template_of(cell: Cell) -> tuple:
 
 
 class _SweepRun:
-    """One template at one worker count in a sweep: its strategy object, routed exactly as a
-    replay task routes a cell (blocks cut at window ends, statistics sampled there), and the
-    workers' busy times; optionally worker queues fed at a steady rate (the demand's
-    objective)."""
+    """One template at one worker count in a sweep: its strategy object, routed as a replay task
+    routes a cell (blocks cut at window ends; the statistics a replay samples there are left out:
+    reading them changes no strategy's state, which the sweep's conformance test checks for
+    every strategy), and the workers' busy times; optionally worker queues fed at a steady rate
+    (the demand's objective)."""
 
     def __init__(self, cell: Cell, pre: Prepass, config: ReplayConfig, values: np.ndarray | None,
                  rate: float | None = None):
@@ -652,7 +653,6 @@ class _SweepRun:
             self.strat.bind_key_values(values)
         self.timed = type(self.strat).uses_costs
         self.busy = np.zeros(self.n)
-        self.wstats = 0
         self.rate = rate
         self.state = new_queue_state(self.n, 1) if rate is not None else None
         self.all_workers = np.ones(self.n, dtype=np.bool_)
@@ -668,11 +668,6 @@ class _SweepRun:
         workers = np.empty(len(seq), dtype=np.int64)
         for lo, hi in zip(cuts[:-1], cuts[1:]):
             workers[lo:hi] = self.strat.route(batch.take(slice(lo, hi)))
-            t = int(widx[lo])
-            if seq[hi - 1] + 1 >= pre.window_ends[t]:
-                while self.wstats <= t:
-                    self.strat.window_stats()
-                    self.wstats += 1
         exec_t = self.model.exec_times(seq, cost, workers)
         add_busy(self.busy, None, workers, exec_t, widx)
         if self.state is not None:
