@@ -164,6 +164,7 @@ bench: $(READY)
 	$(BIN)/python benchmarks/bench_grouping.py all || rc=1; \
 	$(BIN)/python benchmarks/bench_cli.py || rc=1; \
 	$(BIN)/python benchmarks/bench_advise.py || rc=1; \
+	$(BIN)/python benchmarks/bench_sweep.py || rc=1; \
 	$(BIN)/python benchmarks/bench_scaling.py || rc=1; \
 	$(BIN)/python benchmarks/bench_allocation.py || rc=1; \
 	$(BIN)/python benchmarks/bench_partitioners.py || rc=1; \

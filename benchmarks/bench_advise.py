@@ -100,8 +100,8 @@ def main() -> None:
                        check=True, capture_output=True)
         ingest = time.perf_counter() - t0
         replay = _time([sk, "replay", "grouping", "--dataset", ds, "--strategies", "kafka,flink,spark-hash,pkg,chwbl",
-                        "--workers", "8,32,100", "--sources", "5", "--metrics", "balance", "--out", str(work / "r"),
-                        "--overwrite"], a.repeat)
+                        "--workers", "8,32,100", "--sources", "5", "--metrics", "balance", "--scaling", "none",
+                        "--out", str(work / "r"), "--overwrite"], a.repeat)
         runs = {name: [sk, "advise", str(f[name]), "--workers", "8,32,100", "--json"]
                 for name in ("lines-1e5", "lines-1e6", "pairs-1e6")}
         runs["sizing-1e6"] = [sk, "advise", str(f["pairs-1e6"]), "--workers", "8,32,100", "--rate", "100000",

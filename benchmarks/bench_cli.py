@@ -7,7 +7,8 @@ the whole process: interpreter start, imports, loading the kernels (compiled ahe
 ``make install``, or numba's cache), reading the Parquet dataset, the replay, writing the
 results.  Twice: ``--metrics balance`` (routing and counting only: imbalance over time, memory,
 the strategies' statistics; what the Java simulator computes, so the comparison's verdict) and
-``--metrics all`` (the queue simulation and the round-robin baseline too).
+``--metrics all`` (the queue simulation and the round-robin baseline too).  Without the capacity
+sweep (``--scaling none``): the Java simulator replays the one n it is given.
 
 Baseline measured in the same run: a fresh Python process that reads the same keys with pyarrow
 and hashes them to 50 workers with numpy (the least a Python process does to route them).
@@ -93,7 +94,8 @@ def main() -> None:
                 v: dict = {"target": TARGET[name]}
                 for mode in MODES:
                     el = _time([sk, "replay", "grouping", "--dataset", ds, "--strategies", name, "--workers", "50",
-                                "--sources", "5", "--metrics", mode, "--out", f"{work}/r", "--overwrite"], a.repeat)
+                                "--sources", "5", "--metrics", mode, "--scaling", "none", "--out", f"{work}/r",
+                                "--overwrite"], a.repeat)
                     v[mode] = {"seconds": el, "vs_baseline": el / base, "speedup_vs_java_min": JAVA[name][0] / (el * scale)}
                 v["ok"] = v["balance"]["speedup_vs_java_min"] >= TARGET[name]
                 ok &= v["ok"]

@@ -70,7 +70,7 @@ def test_nightly_task_graph(dags_info):
     assert set(dags_info["dags"]["skewbench_nightly"]["params"]) == {
         "datasets", "catalog_set", "families", "seeds", "fail_on_change",
         "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning",
-        "grouping_rates", "grouping_objective_ms", "shedding_strategies", "shedding_provisioning", "shedding_bound_ms", "shedding_workers", "shedding_error",
+        "grouping_scaling", "grouping_rates", "grouping_objective_ms", "shedding_strategies", "shedding_provisioning", "shedding_bound_ms", "shedding_workers", "shedding_error",
         "shedding_confidence", "allocation_strategies", "allocation_optimum", "allocation_opt_time_limit",
         "allocation_opt_node_limit", "allocation_opt_max_tasks"}
 

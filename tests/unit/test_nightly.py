@@ -62,7 +62,7 @@ def test_params_have_one_section_per_family():
         "fail_on_change": "Trend"}
     assert schema["fail_on_change"]["type"] == "boolean" and schema["fail_on_change"]["default"] is False
     assert [k for k, v in schema.items() if v["section"] == "grouping family"] == [
-        "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning", "grouping_rates",
+        "grouping_strategies", "grouping_workers", "grouping_sources", "grouping_provisioning", "grouping_scaling", "grouping_rates",
         "grouping_objective_ms"]
     assert schema["grouping_strategies"]["items"]["enum"] == registry.names("grouping")
 

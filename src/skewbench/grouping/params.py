@@ -15,6 +15,9 @@ from typing import Any
 MAX_WORKERS, MAX_SOURCES = 10_000, 1_000
 #: over-provisioning, percent (1000x the arrival rate)
 MAX_PROVISIONING = 100_000
+#: the nightly's capacity sweep: every other power of two up to 1024 (the ceiling's 5% per doubling
+#: compounds over any spacing), half the routing of a replay's default grid
+NIGHTLY_SCALING = (1, 4, 16, 64, 256, 1024)
 
 PARAMS: dict[str, dict[str, Any]] = {
     "workers": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_WORKERS}, "minItems": 1,
@@ -25,6 +28,12 @@ PARAMS: dict[str, dict[str, Any]] = {
                      "description": "Over-provisioning: the workers' capacity as a percentage of a steady "
                                     "arrival rate (100 = critical load, 75 = 33% more tuples than the "
                                     "workers can run); empty = the datasets' own arrival times."},
+    "scaling": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_WORKERS},
+                "uniqueItems": True, "default": list(NIGHTLY_SCALING),
+                "description": "The capacity sweep's worker counts, besides the worker counts above: each strategy's "
+                               "capacity curve, skew ceiling and demand (docs/capacity.md); empty = no sweep. "
+                               "Every other power of two by default (a replay's own default is every power of "
+                               "two from 1 to 1024, twice the routing)."},
     "rates": {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0}, "default": [],
               "description": "The demand's target input rates, tuples/s: the fewest workers (n = 1, 2, 4, ..., "
                              "1024) each strategy needs for each; empty = what 8 and 64 perfectly balanced "
@@ -45,11 +54,13 @@ def job_args(section: dict[str, Any]) -> list[str]:
     ``provisioning`` (percent of the workers' capacity) replaces the dataset's arrival times by
     a steady arrival rate at that load, so latencies mean the same on every dataset and worker
     count; None keeps the dataset's times.  ``rates`` and ``objective_ms``: the demand's target
-    rates and p99 objective (the capacity sweep, docs/capacity.md)."""
+    rates and p99 objective, and ``scaling`` the sweep's worker counts (docs/capacity.md)."""
     args = ["--workers", ",".join(map(str, section["workers"])),
             "--sources", ",".join(map(str, section["sources"]))]
     if section.get("provisioning") is not None:
         args += ["--provisioning", repr(float(section["provisioning"]))]
+    scaling = section.get("scaling", list(NIGHTLY_SCALING))
+    args += ["--scaling", ",".join(map(str, scaling)) if scaling else "none"]
     if section.get("rates"):
         args += ["--rates", ",".join(repr(float(r)) for r in section["rates"])]
     if section.get("objective_ms") is not None:
