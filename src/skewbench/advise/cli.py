@@ -22,6 +22,16 @@ def _int(option: str, text: str | None, low: int, high: int) -> int | None:
     return value
 
 
+def _margin(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise SkewbenchError(f"--margin takes a number, got {text!r}") from None
+    if not 0 <= value < 100:
+        raise SkewbenchError(f"--margin is a relative margin in [0, 100), got {text}")
+    return value
+
+
 def _float(option: str, text: str | None) -> float | None:
     if text is None:
         return None
@@ -66,9 +76,18 @@ def _float(option: str, text: str | None) -> float | None:
 @click.option("--html", "html_out", default=None, metavar="FILE",
               help="Also write a self-contained HTML page: the table, a bar chart per engine (workers busiest to "
                    "idlest), the advice with its rules.")
+@click.option("--fail-over", default=None, metavar="X",
+              help="A check for CI: exit 1 when an engine default's busiest worker is more than X times the mean at "
+                   "any --workers (the failures, naming engine, parallelism and hottest key, on stderr).")
+@click.option("--baseline", default=None, metavar="OLD_KEYS",
+              help="A check for CI on a key change: exit 1 when an engine default spreads KEYS worse than OLD_KEYS "
+                   "(read as KEYS is) by more than --margin.")
+@click.option("--margin", default=None, metavar="M",
+              help="With --baseline: how much worse the new busiest/mean may be, relative (default 0.1: 10%).")
 def command(keys: str, workers: str, fmt: str, key_column: str | None, count_column: str | None, key_format: str,
             flink_max_parallelism: str | None, alternatives: str, sources: str, seed: str, rate: str | None,
-            cost: str | None, current: str | None, as_json: bool, html_out: str | None) -> None:
+            cost: str | None, current: str | None, as_json: bool, html_out: str | None, fail_over: str | None,
+            baseline: str | None, margin: str | None) -> None:
     """What Kafka, Flink and Spark do by default with your KEYS at each parallelism, what the
     balancing strategies would do instead, and what to change.
 
@@ -87,7 +106,15 @@ def command(keys: str, workers: str, fmt: str, key_column: str | None, count_col
     """
     from skewbench.advise.core import advise, parse_workers
 
+    from skewbench.advise.check import DEFAULT_MARGIN, check
+
     ps = parse_workers(workers)
+    limit = _float("--fail-over", fail_over)
+    if limit is not None and limit < 1.0:
+        raise SkewbenchError(f"--fail-over is a busiest/mean ratio >= 1 (1 is a perfect spread), got {fail_over}")
+    if margin is not None and baseline is None:
+        raise SkewbenchError("--margin needs --baseline")
+    rel = DEFAULT_MARGIN if margin is None else _margin(margin)
     names = [] if alternatives.strip().lower() == "none" else [a.strip() for a in alternatives.split(",") if a.strip()]
     result = advise(keys, ps, fmt=fmt, key_column=key_column, count_column=count_column, key_format=key_format,
                     flink_max_parallelism=_int("--flink-max-parallelism", flink_max_parallelism, 1, MAX_FLINK_MAX_PARALLELISM),
@@ -95,6 +122,13 @@ def command(keys: str, workers: str, fmt: str, key_column: str | None, count_col
                     seed=_int("--seed", seed, 0, 2**63 - 1),  # type: ignore[arg-type]
                     rate=_float("--rate", rate), cost_ms=_float("--cost", cost),
                     current=_int("--current", current, 1, MAX_WORKERS))
+    old = None
+    if baseline is not None:
+        old = advise(baseline, ps, fmt=fmt, key_column=key_column, count_column=count_column, key_format=key_format,
+                     flink_max_parallelism=_int("--flink-max-parallelism", flink_max_parallelism, 1,
+                                                MAX_FLINK_MAX_PARALLELISM), alternatives=[])
+    verdict = check(result.rows, limit, old.rows if old is not None else None, rel) \
+        if limit is not None or old is not None else None
     path = None
     if html_out:
         from skewbench.advise.page import write_page
@@ -103,10 +137,19 @@ def command(keys: str, workers: str, fmt: str, key_column: str | None, count_col
     if as_json:
         from skewbench.clikit import echo_json
 
-        echo_json(result.to_dict())
+        echo_json({**result.to_dict(), **({"check": verdict} if verdict is not None else {})})
     else:
         from skewbench.advise.render import render
 
         click.echo(render(result))
     if path is not None:
         click.echo(f"page: {path}", err=True)
+    if verdict is not None:
+        for f in verdict["failures"]:
+            click.echo(f"check failed: {f['reason']}", err=True)
+        if not verdict["passed"]:
+            raise SystemExit(1)
+        click.echo("check passed: " + ", ".join(
+            x for x in (f"every engine default within {limit:g}x the mean" if limit is not None else "",
+                        f"none worse than the baseline by more than {rel:.0%}" if old is not None else "") if x),
+            err=True)
