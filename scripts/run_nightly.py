@@ -19,7 +19,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from skewbench.present.console import Progress, ceiling_lines, summary_text
+from skewbench.present.console import Progress, ceiling_lines, slowest_lines, summary_text
 from skewbench.present.picks import night_picks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,14 +34,17 @@ def child(conf: dict) -> None:
         print("DAG import errors:", json.dumps({k: str(v) for k, v in bag.import_errors.items()}), flush=True)
         sys.exit(2)
     run = bag.get_dag("skewbench_nightly").test(run_conf=conf)
-    states = {f"{ti.task_id}[{ti.map_index}]" if ti.map_index >= 0 else ti.task_id: str(ti.state)
-              for ti in run.get_task_instances()}
+    tis = run.get_task_instances()
+    name = lambda ti: f"{ti.task_id}[{ti.map_index}]" if ti.map_index >= 0 else ti.task_id  # noqa: E731
+    states = {name(ti): str(ti.state) for ti in tis}
+    seconds = {name(ti): (ti.end_date - ti.start_date).total_seconds() for ti in tis
+               if ti.start_date is not None and ti.end_date is not None}
     from skewbench import nightly
 
     # the run's output directory, as the DAG's check_params fixes it
     out_root = str(nightly.run_dir(str(run.logical_date or run.run_after), run.run_id))
     print("NIGHTLY " + json.dumps({"state": str(run.state), "run_id": run.run_id, "tasks": states,
-                                   "out_root": out_root}), flush=True)
+                                   "seconds": seconds, "out_root": out_root}), flush=True)
 
 
 def expected_tasks(conf: dict) -> int | None:
@@ -134,9 +137,10 @@ def main() -> None:
     picks = night_picks(results_dirs(summary_md.parent)) if summary_md is not None else []
     ceilings = ceiling_lines(results_dirs(summary_md.parent)) if summary_md is not None else []
     print()
-    print(summary_text(res["run_id"], res["state"], time.monotonic() - t0, res["tasks"], picks,
+    wall = time.monotonic() - t0
+    print(summary_text(res["run_id"], res["state"], wall, res["tasks"], picks,
                        summary_md=summary_md, overview=summary_md.parent / "overview.html" if summary_md else None,
-                       ceilings=ceilings,
+                       ceilings=ceilings, slowest=slowest_lines(res.get("seconds") or {}, wall),
                        extra=[f"task log: {log}",
                               f"MLflow store: {os.environ.get('SKEWBENCH_TRACKING_URI')} (browse with `make ui`)"]))
     if res["state"] != "success" or summary_md is None:

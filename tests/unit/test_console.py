@@ -191,3 +191,16 @@ def test_progress_on_a_plain_stream_writes_a_line_per_tenth():
     bar.finish(25)
     assert out.getvalue().splitlines() == ["0 tasks done 0 s", "10 tasks done 0 s", "20 tasks done 0 s",
                                            "25 tasks done 0 s"]
+
+
+def test_slowest_lines_name_the_five_slowest_tasks_with_their_share():
+    from skewbench.present.console import slowest_lines
+
+    seconds = {"grouping.log_to_mlflow": 100.0, "grouping.replay": 74.0, "shedding.replay": 73.0,
+               "allocation.replay": 68.0, "grouping.validate[0]": 67.0, "site": 56.0, "report": 35.0}
+    assert slowest_lines(seconds, 629.0) == [
+        "slowest steps (382 s of 629 s, 61%): grouping.log_to_mlflow 100 s (16%), grouping.replay 74 s (12%), "
+        "shedding.replay 73 s (12%), allocation.replay 68 s (11%), grouping.validate[0] 67 s (11%)"]
+    assert slowest_lines({}, 10.0) == [] and slowest_lines(seconds, 0.0) == []
+    text = summary_text("r", "success", 629.0, {"t": "success"}, [], slowest=slowest_lines(seconds, 629.0))
+    assert text.splitlines()[2].startswith("slowest steps (382 s of 629 s, 61%)")

@@ -204,12 +204,27 @@ def ceiling_lines(results_dirs: Sequence[str | os.PathLike]) -> list[str]:
     return ["skew ceilings (capacity +<5% per doubling from there on):", *lines] if lines else []
 
 
+#: the slowest steps the summary names
+SLOWEST = 5
+
+
+def slowest_lines(seconds: Mapping[str, float], wall: float, top: int = SLOWEST) -> list[str]:
+    """Where the run's time went: its ``top`` slowest tasks with their share of the wall time (the
+    tasks ran one after another, so the shares add up to the time they took), slowest first."""
+    if not seconds or wall <= 0:
+        return []
+    worst = sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    shown = sum(s for _, s in worst)
+    return [f"slowest steps ({shown:.0f} s of {wall:.0f} s, {shown / wall:.0%}): "
+            + ", ".join(f"{short_task(k, 40)} {v:.0f} s ({v / wall:.0%})" for k, v in worst)]
+
+
 def summary_text(run_id: str, state: str, seconds: float, states: Mapping[str, str], picks: Sequence[Pick],
                  summary_md: str | os.PathLike | None = None, overview: str | os.PathLike | None = None,
-                 extra: Iterable[str] = (), ceilings: Sequence[str] = ()) -> str:
+                 extra: Iterable[str] = (), ceilings: Sequence[str] = (), slowest: Sequence[str] = ()) -> str:
     """The console's summary after a run: under 60 lines for a nightly of a few datasets
-    (``ceilings``: :func:`ceiling_lines`)."""
-    lines = [f"skewbench_nightly {run_id}: {state} in {_elapsed(seconds)}", *state_lines(states)]
+    (``ceilings``: :func:`ceiling_lines`; ``slowest``: :func:`slowest_lines`)."""
+    lines = [f"skewbench_nightly {run_id}: {state} in {_elapsed(seconds)}", *state_lines(states), *slowest]
     if picks:
         lines += ["", "what to pick:", *pick_lines(picks)]
     if ceilings:
