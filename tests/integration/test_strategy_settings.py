@@ -66,14 +66,18 @@ OLD_ENGINE_CASES = [
     ("spark-sql", 6, 3, {}), ("chwbl", 6, 3, {}), ("local-global", 5, 2, {"batch": 50}),
     ("salt", 6, 3, {"merge_window": 500}), ("dkg", 5, 2, {"learn": 300}), ("cm", 5, 3, {"window": 200}),
     ("am", 6, 2, {"window": 200}), ("cam", 5, 3, {"window": 200})]
+#: (issue 42 added each replay's capacity sweep arguments: none on the largest, a small sweep, and
+#: a sweep with a latency objective, whose queues run at a steady rate)
 OLD_AOT_REPLAYS = (
-    ("zipf", ("--workers", "5,50", "--sources", "1,5", "--param", "dkg.learn=500", "--param", "cm.window=500",
+    ("zipf", ("--workers", "5,50", "--sources", "1,5", "--scaling", "none", "--param", "dkg.learn=500", "--param", "cm.window=500",
               "--param", "am.window=500", "--param", "cam.window=500", "--param", "salt.merge_window=1000",
               "--param", "chwbl.accounting=request,window,key")),
-    ("numeric", ("--workers", "5", "--sources", "2", "--metrics", "balance", "--param", "flink.key_format=long,string",
+    ("numeric", ("--workers", "5", "--sources", "2", "--metrics", "balance", "--scaling", "1,8",
+                 "--param", "flink.key_format=long,string",
                  "--param", "kafka.key_format=long,string", "--param", "spark-hash.key_format=long,string",
                  "--param", "spark-sql.key_format=long,string")),
-    ("costs", ("--workers", "5", "--sources", "1", "--provisioning", "100")),
+    ("costs", ("--workers", "5", "--sources", "1", "--provisioning", "100", "--scaling", "2", "--rates", "100",
+               "--objective-ms", "50")),
     ("costs", ("--workers", "5", "--sources", "2", "--window", "0.5s",
                "--worker-speed", "0:1.1,1,1,1,0.9;5000:0.9,1,1,1,1.1")),
 )
