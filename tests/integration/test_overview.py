@@ -3,7 +3,9 @@ through the command line by two families (grouping and shedding), summarized as 
 report task does it (overview.html beside SUMMARY.md, logged to each family's MLflow parent run
 on a real SQLite store, the picks as tags), then opened in a real headless Chromium: every image
 loads, every link resolves, a leaderboard heatmap per family, a Pareto plot per dataset and
-family, a "what to pick" line per dataset and family.  And pareto_front's cases."""
+family, "what to pick" as one table per family (a row per dataset, every pick's sentence on hover
+and folded below), a pick line per dataset and family beside its plots, grouping's capacity curves
+per dataset.  And pareto_front's cases."""
 
 from __future__ import annotations
 
@@ -70,7 +72,7 @@ def night(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(night):
-    """What a browser shows of the overview: images, links, anchors, pick lines, figures."""
+    """What a browser shows of the overview: images, links, anchors, pick tables and lines, figures."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
     try:
@@ -91,10 +93,21 @@ def page(night):
                                                         w: i.naturalWidth})),
                 links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
                 ids: [...document.querySelectorAll('[id]')].map(e => e.id),
-                top: [...document.querySelectorAll('#what-to-pick li.pick-line')].map(li => li.innerText),
+                // folded in a <details>: not rendered, so their text rather than what is shown
+                top: [...document.querySelectorAll('#what-to-pick li.pick-line')].map(li => li.textContent),
+                unfolded: [...document.querySelectorAll('#what-to-pick li')].filter(li => !li.closest('details'))
+                    .length,
+                tables: [...document.querySelectorAll('#what-to-pick table.pick-table')].map(t => ({
+                    id: t.id,
+                    rows: [...t.tBodies[0].rows].map(r => r.cells[0].innerText),
+                    cells: [...t.querySelectorAll('td')].map(td => ({text: td.innerText, title: td.title})),
+                    height: t.getBoundingClientRect().height, width: t.getBoundingClientRect().width})),
+                section: document.querySelector('#what-to-pick').getBoundingClientRect().height,
                 beside: [...document.querySelectorAll('ul.beside li.pick-line')].map(li => li.innerText),
                 heatmaps: [...document.querySelectorAll('figure.heatmap img')].map(i => i.alt),
                 paretos: [...document.querySelectorAll('figure.pareto img')].map(i => i.alt),
+                capacity: [...document.querySelectorAll('#how-many-workers figure.capacity img')].map(i => i.alt),
+                ceilings: [...document.querySelectorAll('#what-to-pick .ceilings')].map(e => e.innerText),
                 status: document.querySelector('#status').innerText,
             })""")
         finally:
@@ -134,6 +147,23 @@ def test_a_heatmap_per_family_and_a_pareto_plot_per_dataset_and_family(page):
         "grouping leaderboard imbalance at workers = 20", "grouping leaderboard imbalance at workers = 5"]
 
 
+def test_capacity_curves_for_the_family_that_has_them_and_no_ceiling_line_when_none_is_below_its_largest_n(
+        page, night):
+    """Grouping's results carry capacity curves (the replay's default sweep), shedding's none: a figure per
+    grouping dataset, naming its strategies; its ceilings all lie at or beyond n = 20 (read from the
+    results here), so "What to pick" has no line of ceilings (test_overview_capacity.py has one)."""
+    import pandas as pd
+
+    assert page["capacity"] == [f"grouping {ds} capacity against workers and demand: kg, sg, pkg, dc"
+                                for ds in DATASETS]
+    summaries = pd.concat([pd.read_parquet(Path(p["out"]) / "summary.parquet") for p in night["plan"]
+                           if p["family"] == "grouping"])
+    largest = int(summaries["workers"].max())
+    assert largest == 20 and summaries["ceiling_workers"].notna().any()
+    assert (summaries["ceiling_workers"].dropna() >= largest).all()
+    assert page["ceilings"] == []
+
+
 def test_a_pick_line_with_its_rule_per_dataset_and_family(page):
     for fam in FAMILIES:
         for ds in DATASETS:
@@ -142,6 +172,30 @@ def test_a_pick_line_with_its_rule_per_dataset_and_family(page):
             lines = [t for t in page["beside"] if t.startswith(f"{fam} {ds} ")]
             assert lines and all(" — rule: " in t for t in lines), (fam, ds, page["beside"])
     assert "2\ndatasets" in page["status"] and "0\nfailures" in page["status"], page["status"]
+
+
+def test_what_to_pick_is_a_table_per_family_every_sentence_kept_on_hover_and_folded(page, night):
+    """A family's picks as one table (a row per dataset, a cell per pick with its sentence in the cell's
+    title), no list at the section's top level (the sentences folded below each table), one screen."""
+    from skewbench.present.picks import night_picks
+
+    picks = night_picks([p["out"] for p in night["plan"]])
+    assert [t["id"] for t in page["tables"]] == [f"picks-{fam}" for fam in FAMILIES]
+    assert page["unfolded"] == 0
+    assert sorted(page["top"]) == sorted(p.line(rule=False) for p in picks)
+    for fam, table in zip(FAMILIES, page["tables"], strict=True):
+        mine = [p for p in picks if p.family == fam]
+        assert table["rows"] == list(DATASETS), table["rows"]
+        titles = [c["title"] for c in table["cells"] if c["text"] != "–"]
+        assert sorted(titles) == sorted(p.line(rule=False) for p in mine), (fam, titles)
+        for p in mine:  # the strategy picked, in the cell whose title is its sentence
+            (cell,) = [c for c in table["cells"] if c["title"] == p.line(rule=False)]
+            shown = cell["text"] if p.strategy is None else cell["text"].split()[0]
+            assert shown == (p.strategy or "no pick"), (cell, p.line())
+        assert table["height"] < 900 and table["width"] < 1250, table
+    # grouping: 2 datasets x (keyed aggregation, stateless operator) x n = 5, 20
+    assert len(page["tables"][0]["cells"]) == 2 * 2 * 2
+    assert page["section"] < 1000, page["section"]
 
 
 def test_summarize_logs_the_overview_and_the_picks_to_each_family_parent(night):
@@ -174,22 +228,23 @@ def test_summarize_logs_the_overview_and_the_picks_to_each_family_parent(night):
     assert tracking.find_overview(UI, night["uri"], {"grouping": "skewbench_nightly/other/grouping"}) is None
 
 
-#: the longest the overview may take to appear inside MLflow, from the link's navigation to its pick lines
+#: the longest the overview may take to appear inside MLflow, from the link's navigation to its picks
 OVERVIEW_SECONDS = 3.0
 #: the most the overview may add to the time MLflow itself takes to show a trivial HTML artifact the same
 #: way (measured in the same run): on a loaded machine MLflow's own page (its scripts, its run and
 #: artifact calls), not the overview, can take more than OVERVIEW_SECONDS
 OVER_BASELINE_SECONDS = 1.0
-#: the longest the page itself may take, from MLflow's fetch of the artifact to its pick lines on screen
+#: the longest the page itself may take, from MLflow's fetch of the artifact to its picks on screen
 OWN_SECONDS = 1.0
-#: a trivial HTML artifact with the overview's pick line (the baseline's page)
-TINY = '<html><body><section id="what-to-pick"><ul><li class="pick-line">tiny</li></ul></section></body></html>'
+#: a trivial HTML artifact with the overview's first pick cell (the baseline's page)
+TINY = ('<html><body><section id="what-to-pick"><table class="pick-table"><tr><td>tiny</td></tr></table>'
+        "</section></body></html>")
 
 
 def _timed_load(browser, url: str, shot: Path) -> tuple[float, float]:
     """One load of ``url`` in a fresh browser context (no cache, no stored MLflow view): the seconds from
-    the navigation to the artifact's first pick line visible in MLflow's artifact view, and from MLflow's
-    fetch of the artifact to the same."""
+    the navigation to the artifact's first pick (a cell of its pick table) visible in MLflow's artifact
+    view, and from MLflow's fetch of the artifact to the same."""
     import time
 
     page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
@@ -197,8 +252,8 @@ def _timed_load(browser, url: str, shot: Path) -> tuple[float, float]:
     page.on("requestfinished", lambda r: fetched.append(time.monotonic()) if "/get-artifact?" in r.url else None)
     t0 = time.monotonic()
     page.goto(url, wait_until="commit")
-    page.frame_locator("iframe").locator("#what-to-pick li.pick-line").first.wait_for(state="visible",
-                                                                                     timeout=120_000)
+    page.frame_locator("iframe").locator("#what-to-pick table.pick-table td").first.wait_for(state="visible",
+                                                                                           timeout=120_000)
     t1 = time.monotonic()
     view = page.evaluate("() => localStorage.getItem('mlflow.workflowType_v1')")
     assert view is None or "machine_learning" in view, view  # never switched to the GenAI view

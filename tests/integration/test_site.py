@@ -37,6 +37,8 @@ STRATEGIES = ["kg", "pkg", "fixed-d"]
 DATASETS = {"z12": 1.2, "z08": 0.8}
 NIGHTS = {1: "2026-02-01T02:00:00+00:00", 2: "2026-02-02T02:00:00+00:00"}
 LABELS = {1: "2026-02-01 02:00", 2: "2026-02-02 02:00"}
+#: the capacity sweep's worker counts (with the cells' own 5 and 10)
+SCALING = (1, 2, 4, 8, 16, 32, 64)
 
 
 def _run_id(n: int) -> str:
@@ -58,7 +60,7 @@ def store(tmp_path_factory):
         for name in DATASETS:
             out = root / f"night{n}" / name / "grouping"
             replay_to_dir(root / f"ds-{name}", grid(STRATEGIES, [5, 10], [2], [0], params), out,
-                          ReplayConfig(window=2000))
+                          ReplayConfig(window=2000, scaling=SCALING))
             assert validate_results(out).success  # only validated results are logged
             results[n][name] = out
         tracking.log_run(list(results[n].values()), tracking_uri=uri,
@@ -144,6 +146,51 @@ def test_each_dataset_page_trends_both_nights_per_strategy(built, store):
                 assert any(p["front"] for p in pts)
 
 
+def _first_settings(summary):
+    """Each strategy's first setting (fewest sources, then seed, then workers), as the results hold it."""
+    return summary.sort_values(["sources", "seed", "workers"], kind="stable").drop_duplicates("strategy")
+
+
+def test_each_dataset_page_has_the_latest_curves_and_the_capacity_at_the_ceiling_over_both_nights(built, store):
+    """The latest night's curve of each strategy, read back from MLflow's step metric, point by point as
+    the results files hold it, with its ceiling and key limit; and per night the capacity at the
+    ceiling (at the curve's largest n where it still grows), fixed-d's moving with its d."""
+    _, results, _ = store
+    moved, ceilings, growing = set(), 0, 0
+    for name in DATASETS:
+        fam = _data(built / f"dataset-{name}.html")["families"]["grouping"]
+        latest = {}
+        for n in NIGHTS:
+            (_, _, summary, _), = load_results([results[n][name]])
+            latest[n] = {r["strategy"]: r for r in _first_settings(summary.to_pandas()).to_dict("records")}
+        assert [c["label"] for c in fam["curves"]] == ["kg", "pkg", "fixed-d"]  # the strategy table's order
+        for c in fam["curves"]:
+            r = latest[2][c["label"]]
+            assert c["workers"] == sorted({*SCALING, 5, 10}) == list(r["scaling_workers"])
+            assert c["capacity"] == list(r["scaling_capacity"])
+            ceiling = r["ceiling_workers"]
+            assert c["ceiling"] == (None if ceiling != ceiling else [int(ceiling), r["ceiling_capacity"]])
+            assert c["key_limit"] == (None if r["key_limit"] != r["key_limit"] else r["key_limit"])
+        ceilings += sum(1 for c in fam["curves"] if c["ceiling"])
+        growing += sum(1 for c in fam["curves"] if not c["ceiling"])
+        assert any(c["key_limit"] for c in fam["curves"])
+        trend = fam["capacity_trend"]
+        assert trend["nights"] == [LABELS[1], LABELS[2]]
+        assert set(trend["lines"]) == set(STRATEGIES)  # (the page's JSON sorts its keys)
+        for label, points in trend["lines"].items():
+            want = []
+            for n in NIGHTS:
+                r = latest[n][label]
+                grows = r["ceiling_workers"] != r["ceiling_workers"]
+                want.append([LABELS[n], r["scaling_capacity"][-1] if grows else r["ceiling_capacity"],
+                             None if grows else int(r["ceiling_workers"])])
+            assert points == want, (name, label)
+            if points[0][1:] != points[1][1:]:
+                moved.add(label)
+    assert moved == {"fixed-d"}  # only fixed-d's cells changed on the second night
+    assert ceilings and growing  # both kinds of point drawn
+
+
 def test_one_colour_per_strategy_across_the_pages(built):
     seen: dict[str, set[str]] = {}
     for page in sorted(built.glob("*.html")):
@@ -226,7 +273,8 @@ def test_every_page_renders_in_chromium_with_no_broken_image_or_link(built):
                 for src in page.eval_on_selector_all("img", "els => els.map(e => e.src)"):
                     Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1]))).load()
                 if f.name.startswith("dataset-"):
-                    assert len(images) == 3, f.name  # two trade-off plots and the trend
+                    # two trade-off plots, the trend, the capacity curves and the capacity at the ceiling
+                    assert len(images) == 5, f.name
                 elif f.name.startswith("strategy-"):
                     assert len(images) == 1, f.name
                 hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")

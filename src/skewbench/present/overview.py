@@ -5,8 +5,17 @@ writes, top to bottom:
 
 * a **status strip**: datasets, families, cells, failed tasks, and the trend verdicts against the
   previous night (the changed cells listed first);
-* **what to pick**: one line per dataset, family and coordinate value, computed from the numbers
-  by :func:`skewbench.present.picks.night_picks` (each family's ``report.PICK_RULES``), the rule beside it;
+* **what to pick**: computed from the numbers by :func:`skewbench.present.picks.night_picks` (each
+  family's ``report.PICK_RULES``), one table per family (:func:`pick_table`): its rules said once
+  above it, a row per dataset, a column per rule (kind of operator) and value of the rule's
+  coordinates, in each cell the picked strategy and its metric's change against the engine
+  default, the pick's sentence on hover; every sentence below the table, folded;
+  below it, for a family whose results have capacity curves, the strategies whose skew ceiling
+  lies below the night's largest worker count (:func:`ceiling_line`);
+* **how many workers** (a family whose results have capacity curves,
+  :data:`skewbench.present.plotting.CURVE_COLUMNS`): per dataset, each strategy's capacity
+  against workers (its first setting; log-log, its skew ceiling ringed, the linear ideal and the
+  hottest key's limit dashed) beside the workers it needs per target rate (:func:`capacity_figure`);
 * per family, a **leaderboard** across datasets: a strategy x dataset heatmap of the family's
   ``report.LEADERBOARD`` metric (mean over seeds), one heatmap per value of its coordinate, the
   best cell of each dataset marked;
@@ -39,10 +48,12 @@ import pandas as pd
 from skewbench import __version__
 from skewbench import families as _families
 from skewbench.errors import SkewbenchError
-from skewbench.present.plotting import DPI, colors, fmt_number, with_labels
+from skewbench.present.plotting import (DPI, WORKERS, Curve, capacity_curves, colors, draw_capacity, draw_demand,
+                                        fmt_number, has_curves, settings_text, with_labels)
 from skewbench.results import load_results, schema, slug
 
-__all__ = ["pareto_front", "render_overview"]
+__all__ = ["capacity_figure", "ceiling_line", "ceilings", "how_many_workers", "pareto_front", "pick_table",
+           "render_overview", "what_to_pick"]
 
 GOALS = ("min", "max")
 #: a log axis when the positive values span more than this ratio
@@ -342,6 +353,123 @@ def tradeoff(panels: list[tuple[str, pd.DataFrame]], x: str, y: str, family: str
     return _png(fig), "; ".join(notes)
 
 
+def capacity_figure(curves: Sequence[Curve], colour: Mapping[str, tuple[str, str]], largest: int | None,
+                    title: str) -> tuple[bytes, str]:
+    """One dataset's curves: capacity against workers (:func:`skewbench.present.plotting.draw_capacity`)
+    beside the workers needed per target rate (:func:`~skewbench.present.plotting.draw_demand`), one
+    legend.  Returns the PNG and the demand's note (the rates some strategy never reaches)."""
+    width, height = 11.5, 3.8
+    fig = _figure(width, height)
+    fig.subplots_adjust(left=0.75 / width, right=1 - 2.5 / width, top=1 - 0.6 / height, bottom=0.65 / height,
+                        wspace=0.28)
+    grid = fig.add_gridspec(1, 2, width_ratios=[1.7, 1])
+    cap, dem = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
+    handles = draw_capacity(cap, curves, colour, largest)
+    note = draw_demand(dem, curves, colour)
+    cap.set_title("capacity against workers", fontsize=9)
+    dem.set_title("workers needed per target rate", fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    fig.legend(list(handles.values()), list(handles), loc="upper right", bbox_to_anchor=(1.0, 1 - 0.55 / height),
+               fontsize=7, frameon=False)
+    return _png(fig), note
+
+
+# --------------------------------------------------------------------------------------------
+# how many workers: capacity curves, demand and skew ceilings (a family whose results have curves)
+
+#: (strategy, dataset) ceilings listed in the line itself; more are folded under a count per strategy
+CEILINGS_INLINE = 4
+
+
+def _capacity_curves(family: str, tables: Sequence[tuple[str, pd.DataFrame]]) -> dict[str, list[Curve]]:
+    """Each dataset's curves (:func:`skewbench.present.plotting.capacity_curves`), datasets without any left out."""
+    coords = schema(family).coordinates if family in _families.families() else ()
+    out = {ds: capacity_curves(s, coords) for ds, s in tables if not s.empty and has_curves(s)}
+    order = list(_strategy_colours(family, [c.label for cs in out.values() for c in cs]))
+    return {ds: sorted(c, key=lambda c: order.index(c.label)) for ds, c in out.items() if c}
+
+
+def _largest_n(tables: Sequence[tuple[str, pd.DataFrame]]) -> int | None:
+    """The night's largest worker count: the largest :data:`~skewbench.present.plotting.WORKERS` of the results."""
+    ns = [pd.to_numeric(s[WORKERS], errors="coerce").max() for _, s in tables if WORKERS in s.columns and len(s)]
+    ns = [int(n) for n in ns if _finite(n)]
+    return max(ns) if ns else None
+
+
+def ceilings(family: str, tables: Sequence[tuple[str, pd.DataFrame]]) -> tuple[int | None, list[tuple[str, Curve]]]:
+    """(the night's largest n, [(dataset, curve)]): every strategy (its first setting) whose skew
+    ceiling is below that n, in the family's strategy order, then the datasets' order."""
+    largest = _largest_n(tables)
+    curves = _capacity_curves(family, tables)
+    if largest is None or not curves:
+        return largest, []
+    order = list(_strategy_colours(family, [c.label for cs in curves.values() for c in cs]))
+    hits = [(ds, c) for ds, cs in curves.items() for c in cs if c.ceiling is not None and c.ceiling[0] < largest]
+    hits.sort(key=lambda h: order.index(h[1].label))  # stable: the datasets' order within a strategy
+    return largest, hits
+
+
+def _ceiling_text(label: str, hits: Sequence[tuple[str, Curve]]) -> str:
+    def one(ds: str, c: Curve) -> str:
+        limit = f"; the hottest key's limit {fmt_number(c.key_limit)}" if c.key_limit is not None else ""
+        return f"at n={c.ceiling[0]:,} on {_esc(ds)} ({fmt_number(c.ceiling[1])} tuples/s{_esc(limit)})"
+
+    return f"<b>{_esc(label)}</b> " + ", ".join(one(ds, c) for ds, c in hits)
+
+
+def ceiling_line(family: str, tables: Sequence[tuple[str, pd.DataFrame]]) -> str:
+    """A family's skew ceilings below the night's largest n (:func:`ceilings`) in one line
+    (``.ceilings``): each strategy, the n of its ceiling on each dataset, the capacity there and
+    the hottest key's limit when the strategy keeps keys whole.  Beyond :data:`CEILINGS_INLINE`
+    ceilings, the line names the strategies and counts their datasets, the ceilings folded below
+    it.  "" when no ceiling is below that n."""
+    largest, hits = ceilings(family, tables)
+    if not hits:
+        return ""
+    by_label: dict[str, list[tuple[str, Curve]]] = {}
+    for ds, c in hits:
+        by_label.setdefault(c.label, []).append((ds, c))
+    m = _metric(family, "ceiling_workers")
+    title = f' title="{_esc(m.meaning)}"' if m is not None else ""
+    head = (f'<a href="#{_anchor("how-many-workers", family)}">skew ceilings</a> below n={largest:,}, the '
+            "night's largest (each strategy's first setting)")
+    if len(hits) <= CEILINGS_INLINE:
+        return (f'<p class="ceilings"{title}>{head}: '
+                + "; ".join(_ceiling_text(lab, h) for lab, h in by_label.items()) + "</p>")
+    datasets = len(tables)
+    counts = ", ".join(f"<b>{_esc(lab)}</b> on {len(h)} of {datasets} dataset{'s' if datasets > 1 else ''}"
+                       for lab, h in by_label.items())
+    items = "".join(f"<li>{_ceiling_text(lab, h)}</li>" for lab, h in by_label.items())
+    return (f'<details class="ceilings"{title}><summary>{head}: {counts}</summary>'
+            f'<ul class="picks">{items}</ul></details>')
+
+
+def how_many_workers(by_family: Mapping[str, Sequence[tuple[str, pd.DataFrame]]]) -> str:
+    """The section "How many workers" (``#how-many-workers``): per family whose results have
+    capacity curves, per dataset, :func:`capacity_figure` of each strategy's first setting.  "" when
+    no family has curves."""
+    out = []
+    for fam, tables in by_family.items():
+        curves = _capacity_curves(fam, tables)
+        if not curves:
+            continue
+        largest = _largest_n(tables)
+        colour = _strategy_colours(fam, [c.label for cs in curves.values() for c in cs])
+        out.append(f'<h3 id="{_anchor("how-many-workers", fam)}">{_esc(fam)}</h3>')
+        for ds, cs in curves.items():
+            png, note = capacity_figure(cs, colour, largest, f"{fam} on {ds}: capacity and demand")
+            alt = f"{fam} {ds} capacity against workers and demand: " + ", ".join(c.label for c in cs)
+            cap = (f"each strategy's first setting ({settings_text(cs)}); rings: skew ceilings (capacity grows by "
+                   "little from there on); dashed: the linear ideal, and the hottest key's limit for the "
+                   "strategies that keep keys whole; demand: markers side by side at each rate")
+            out.append(_img(png, alt, "capacity", cap + (f"; {note}" if note else "")))
+    if not out:
+        return ""
+    return ('<section id="how-many-workers"><h2>How many workers</h2><p class="note">Per dataset, each '
+            "strategy's capacity (the largest input rate its busiest worker keeps up with) as workers are "
+            "added, and the fewest workers that reach each target rate.</p>" + "".join(out) + "</section>")
+
+
 # --------------------------------------------------------------------------------------------
 # the page
 
@@ -361,6 +489,16 @@ ul.picks { padding-left: 1.2em; margin: .2em 0 .6em; } ul.picks li { margin: .15
 .pick { font-weight: bold; } figure { margin: .8em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption, p.note { color: #666; font-size: .85em; } nav { margin: .8em 0; } nav a { margin-right: .8em; }
 figure.heatmap { display: inline-block; vertical-align: top; margin-right: 1em; max-width: 48%; }
+table.pick-table th, table.pick-table td { white-space: nowrap; } table.pick-table th { text-align: center; }
+table.pick-table tbody th { text-align: left; font-weight: normal; } table.pick-table td { cursor: help; }
+.versus { font-weight: normal; color: #555; font-size: .9em; } .gain { color: #555; }
+.gain.better { color: #1a7f37; } .gain.worse { color: #b3261e; } .tie { color: #777; font-size: .9em; }
+td.none, td.missing { color: #999; text-align: center; }
+p.ceilings, details.ceilings { margin: .3em 0 .8em; font-size: .92em; }
+details.ceilings > summary { cursor: pointer; }
+figure.capacity img { max-width: 100%; }
+details.pick-sentences { margin: .2em 0 .8em; } details.pick-sentences > summary { cursor: pointer; color: #555;
+font-size: .9em; }
 """
 
 
@@ -403,6 +541,111 @@ def _picks_by_rule(lines: Sequence[Any]) -> str:
         out.append(f'<p class="rule">rule: {_esc(text)}</p><ul class="picks">'
                    + "".join(_pick_html(p, rule=False) for p in mine) + "</ul>")
     return "".join(out)
+
+
+#: what a cell of the pick tables says (once, above them)
+_PICK_LEGEND = ("A row per dataset, a column per kind of operator and value of its coordinate; in each cell the "
+                "strategy picked and its metric against the engine default's (−38%: 38% lower; ÷40: 40 times "
+                "lower; ×2.1: 2.1 times higher), \"default\" when the engine default is the pick, \"no pick\" when "
+                "no strategy meets the rule, – when not run. Hover over a cell for its figures; every pick in "
+                "words below each table.")
+
+
+def _coords_key(coords: Mapping[str, Any]) -> tuple:
+    """Orders coordinate values: numbers by value, before any text."""
+    return tuple((0, float(v), "") if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, 0.0, str(v))
+                 for v in coords.values())
+
+
+def _direction(p: Any) -> str:
+    """"better" or "worse" when the pick's metric beats or trails the engine default's (which happens
+    when the default does not meet the rule's constraints), else ""."""
+    v, b = getattr(p, "value", None), getattr(p, "baseline_value", None)
+    if p.strategy is None or p.strategy == p.rule.baseline or not _finite(v) or not _finite(b) or v == b:
+        return ""
+    return "better" if (v < b if p.rule.goal == "min" else v > b) else "worse"
+
+
+def _pick_cell(picks: Sequence[Any]) -> str:
+    """A table cell: each pick's strategy and its change against the engine default, its sentence on hover."""
+    if not picks:
+        return '<td class="pick-cell missing">–</td>'
+    parts = []
+    for p in picks:
+        if p.strategy is None:
+            parts.append('<span class="no-pick">no pick</span>')
+            continue
+        text = f"<b>{_esc(p.strategy)}</b>"
+        if p.strategy == p.rule.baseline:
+            text += ' <span class="gain">default</span>'
+        elif p.change():
+            cls = " ".join(c for c in ("gain", _direction(p)) if c)
+            text += f' <span class="{cls}">{_esc(p.change())}</span>'
+        if p.ties:
+            text += f' <span class="tie">(= {_esc(", ".join(p.ties))})</span>'
+        parts.append(text)
+    cls = "pick-cell none" if all(p.strategy is None for p in picks) else "pick-cell"
+    title = "\n".join(p.line(rule=False) for p in picks)
+    return f'<td class="{cls}" title="{_esc(title)}">' + "<br>".join(parts) + "</td>"
+
+
+def pick_table(picks: Sequence[Any], link: bool = False) -> str:
+    """One family's picks (:class:`skewbench.present.picks.Pick`) as one compact HTML table: a row per
+    dataset (in the order of the picks), a column per rule (headed by its kind of operator, else its
+    metric, and the engine default it is compared with) and value of the rule's coordinates (``n=5``;
+    numbers in order), in each cell the picked strategy and its metric's change against the engine
+    default (:meth:`Pick.change`), "default" when the engine default is the pick, "no pick" when no strategy
+    meets the rule, "–" when the dataset has no pick there; the pick's sentence in the cell's ``title``.
+    ``link``: the dataset names link to their sections of the page.  "" without picks."""
+    if not picks:
+        return ""
+    rules = list(dict.fromkeys(p.rule for p in picks))
+    columns: dict[Any, list[tuple]] = {}
+    heads: dict[tuple, str] = {}
+    cells: dict[tuple, list[Any]] = {}
+    for rule in rules:
+        keys: dict[tuple, Any] = {}
+        for p in picks:
+            if p.rule == rule:
+                keys.setdefault(tuple(p.coords.items()), p)
+                cells.setdefault((p.dataset, rule, tuple(p.coords.items())), []).append(p)
+        columns[rule] = sorted(keys, key=lambda k: _coords_key(dict(k)))
+        heads.update({(rule, k): keys[k].coords_text() for k in keys})
+    two_rows = any(k for ks in columns.values() for k in ks)
+    first = {rule: next(p for p in picks if p.rule == rule) for rule in rules}
+    top = [f'<th rowspan="{2 if two_rows else 1}">dataset</th>']
+    for rule in rules:
+        p = first[rule]
+        versus = p.metric_label() + (f" vs {rule.baseline}" if rule.baseline else "")
+        name = (f'{_esc(rule.kind)}<br><span class="versus">{_esc(versus)}</span>' if rule.kind
+                else _esc(versus))
+        top.append(f'<th class="rule-head" colspan="{len(columns[rule])}" title="{_esc(p.rule_text())}">{name}</th>')
+    rows = ["<tr>" + "".join(top) + "</tr>"]
+    if two_rows:
+        rows.append("<tr>" + "".join(f"<th>{_esc(heads[(rule, k)] or 'all')}</th>"
+                                     for rule in rules for k in columns[rule]) + "</tr>")
+    body = []
+    for ds in dict.fromkeys(p.dataset for p in picks):
+        fam = next(p.family for p in picks if p.dataset == ds)
+        name = f'<a href="#{_anchor(fam, ds)}">{_esc(ds)}</a>' if link else _esc(ds)
+        body.append(f'<tr><th scope="row">{name}</th>'
+                    + "".join(_pick_cell(cells.get((ds, rule, k), [])) for rule in rules for k in columns[rule])
+                    + "</tr>")
+    family = picks[0].family
+    return (f'<table class="pick-table" id="{_anchor("picks", str(family))}"><thead>{"".join(rows)}</thead>'
+            f'<tbody>{"".join(body)}</tbody></table>')
+
+
+def what_to_pick(family: str, picks: Sequence[Any], link: bool = False) -> str:
+    """A family's part of "What to pick": its name, its rules (once), :func:`pick_table` and, folded
+    below it, every pick in words under its rule (``li.pick-line``).  "" without picks."""
+    if not picks:
+        return ""
+    rules = "".join(f'<p class="rule">rule: {_esc(next(p for p in picks if p.rule == r).rule_text())}</p>'
+                    for r in dict.fromkeys(p.rule for p in picks))
+    return (f"<h3>{_esc(family)}</h3>{rules}{pick_table(picks, link)}"
+            f'<details class="pick-sentences"><summary>the {len(picks)} picks in words, with their figures'
+            f"</summary>{_picks_by_rule(picks)}</details>")
 
 
 def _status(loaded: list, failures: Sequence[str], verdicts: Sequence[Mapping[str, Any]] | None) -> str:
@@ -484,19 +727,29 @@ def render_overview(results_dirs: Sequence[str | os.PathLike], out_path: str | o
     nav = ['<nav id="contents"><a href="#what-to-pick">what to pick</a>']
     if live:
         nav.append('<a href="#simulated-vs-measured">simulated vs measured</a>')
+    workers = how_many_workers({f: t for f, t in by_family.items() if f in _families.families()})
+    if workers:
+        nav.append('<a href="#how-many-workers">how many workers</a>')
     nav += [f'<a href="#{_anchor(f)}">{_esc(f)}</a>' for f in by_family]
     body.append(" ".join(nav) + "</nav>")
 
     body.append('<section id="what-to-pick"><h2>What to pick</h2>')
     if picks_note:
         body.append(f'<p class="note">{_esc(picks_note)}</p>')
+    if picks:
+        body.append(f'<p class="note">{_esc(_PICK_LEGEND)}</p>')
     for fam, tables in by_family.items():
         lines = [p for ds, _ in tables for p in picks_at.get((fam, ds), [])]
+        ceiling = ceiling_line(fam, tables) if fam in _families.families() else ""
         if lines:
-            body.append(f"<h3>{_esc(fam)}</h3>" + _picks_by_rule(lines))
+            body.append(what_to_pick(fam, lines, link=fam in _families.families()))
+        elif ceiling:
+            body.append(f"<h3>{_esc(fam)}</h3>")
+        body.append(ceiling)
     body.append("</section>")
     if live:
         body.append(_live_section(live))
+    body.append(workers)
 
     for fam, tables in by_family.items():
         body.append(f'<h2 id="{_anchor(fam)}">{_esc(fam)}</h2>')

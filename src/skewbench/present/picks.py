@@ -155,6 +155,10 @@ class Pick:
         """The rule as printed beside the pick, with its kind and constraint."""
         return self.rule.describe(_labels(self.family))
 
+    def metric_label(self) -> str:
+        """The rule's metric as the family labels it (e.g. ``imbalance``, ``latency mean (ms)``)."""
+        return _labels(self.family).get(self.rule.metric, self.rule.metric)
+
     def coords_text(self, sep: str = " ", eq: str = "=") -> str:
         abbr = _abbreviations(self.family)
         return sep.join(f"{abbr.get(k, k)}{eq}{_coord(v)}" for k, v in self.coords.items())
@@ -197,6 +201,13 @@ class Pick:
             out += f" -- rule: {self.rule_text()}"
         return out
 
+    def change(self) -> str:
+        """The pick's metric against the baseline's in short (:func:`change_text`, e.g. ``−38%``);
+        "" when there is no pick, no baseline value, or the pick is the baseline itself."""
+        if self.strategy is None or not self.rule.baseline or self.strategy == self.rule.baseline:
+            return ""
+        return change_text(self.value, self.baseline_value)
+
     def tag(self) -> tuple[str, str]:
         """The MLflow tag of the pick: ``("skewbench.pick.<dataset>.<coords, e.g. n50>[.<kind's first word>]",
         strategy or "none")``."""
@@ -215,6 +226,40 @@ class Pick:
                 "ties": list(self.ties), "note": self.note, "rule": self.rule_text(), "kind": self.rule.kind,
                 "constraint": self.rule.constraint_text(_labels(self.family)), "metric": self.rule.metric,
                 "goal": self.rule.goal, "nearest": list(self.nearest) if self.nearest else None, "line": self.line()}
+
+
+#: from this factor on a change is written as a factor (×3.2, ÷40) rather than a percentage
+FACTOR_FROM = 2.0
+_MINUS = "\u2212"
+
+
+def _factor(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else (f"{x:.0f}" if x >= 10 else f"{x:.1f}")
+
+
+def change_text(value: float | None, base: float | None) -> str:
+    """The change from ``base`` to ``value`` in a few characters: a percentage (``−38%``, ``+12%``,
+    ``±0%``) up to a factor of :data:`FACTOR_FROM` either way, a factor beyond (``÷2,600`` for a
+    value 2,600 times smaller, ``×3.2``), ``−100%`` down to 0; the difference (``Δ −0.05``) when
+    either is not positive; "" when either is missing."""
+    if value is None or base is None or not (math.isfinite(value) and math.isfinite(base)):
+        return ""
+    value, base = float(value), float(base)
+    if base <= 0 or value < 0:
+        d = value - base
+        return "Δ ±0" if d == 0 else f"Δ {'+' if d > 0 else _MINUS}{_num(abs(d))}"
+    if value == 0:
+        return f"{_MINUS}100%"
+    r = value / base
+    if r >= FACTOR_FROM:
+        return f"×{_factor(r)}"
+    if r <= 1 / FACTOR_FROM:
+        return f"÷{_factor(1 / r)}"
+    pct = (r - 1) * 100
+    shown = f"{abs(pct):.0f}" if abs(pct) >= 1 else f"{abs(pct):.1f}".rstrip("0").rstrip(".")
+    if shown == "0":
+        return "±0%"
+    return f"{'+' if pct > 0 else _MINUS}{shown}%"
 
 
 def _tag_part(text: str) -> str:

@@ -10,7 +10,12 @@ HTML pages (figures inline as base64 PNG, one small stylesheet inline, relative 
 * ``dataset-<name>.html``: per family that replayed it, the trade-off plots of its latest night
   (the family's ``report.TRADEOFFS``: x, y, title) with the Pareto front drawn, the headline
   table, and the trend of each strategy's headline metric (``report.LEADERBOARD``: metric and
-  coordinate) over the nights, one line per strategy;
+  coordinate) over the nights, one line per strategy; for a family that logs capacity curves
+  (the step metric ``curve.<capacity column>`` of :data:`skewbench.present.plotting.CURVE_COLUMNS`,
+  one step per worker count), each strategy's curve of the latest night (its first setting: read
+  back from MLflow, one call per strategy and dataset) with its skew ceiling and the hottest key's
+  limit, and its capacity at the skew ceiling over the nights (at the curve's largest n on a
+  night it still grows there);
 * ``strategy-<family>-<name>.html``: a strategy across datasets (its headline metric on each
   dataset's latest night and its rank there);
 * ``live.html`` (when the store holds live runs, experiment ``skewbench-live``): the live runs,
@@ -39,11 +44,13 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import pandas as pd
-from matplotlib.ticker import LogLocator, NullLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from skewbench import families as _families
 from skewbench.errors import SkewbenchError
-from skewbench.present.plotting import colors, figure, fmt_number, log_y, with_labels
+from skewbench.present.plotting import (CEILING_COLUMNS, CURVE_COLUMNS, KEY_LIMIT, WORKERS, Curve, colors,
+                                        draw_capacity, figure, fmt_number, log_y, plain_figure, settings_text,
+                                        with_labels)
 from skewbench.results import Metric, schema, slug
 from skewbench.present.overview import pareto_front
 
@@ -98,6 +105,8 @@ class SiteData:
     cells: dict[str, pd.DataFrame]
     colors: dict[str, dict[str, tuple[str, str]]]  # family -> label -> (colour, line style)
     live: list[dict[str, Any]] = field(default_factory=list)  # the live runs, newest first (collect_live)
+    #: family -> dataset -> each label's capacity curve on the dataset's latest night (collect_curves)
+    curves: dict[str, dict[str, list[Curve]]] = field(default_factory=dict)
 
 
 def headline(family: str) -> tuple[str, str]:
@@ -218,7 +227,60 @@ def collect(tracking_uri: str | None = None, progress: Callable[[str], None] | N
         df["label"] = with_labels(keyed, coordinates=coords)["label"].to_numpy()
         cells[family] = df
         cmap[family] = colors(_label_order(family, df))
-    return SiteData(uri, ordered, cells, cmap, collect_live(uri, say))
+    data = SiteData(uri, ordered, cells, cmap, collect_live(uri, say))
+    for family in cells:
+        data.curves[family] = collect_curves(client, data, family)
+    return data
+
+
+def curve_key(family: str) -> str | None:
+    """The MLflow step metric of the family's capacity curve (:data:`CURVE_COLUMNS` among its
+    schema's curves, logged as ``curve.<column>`` with the worker count as step), None without one."""
+    from skewbench.tracking import CURVE_PREFIX
+
+    workers, capacity = CURVE_COLUMNS
+    return f"{CURVE_PREFIX}{capacity}" if (capacity, workers) in schema(family).curves else None
+
+
+def _first_setting(df: pd.DataFrame, family: str) -> pd.DataFrame:
+    """Each label's first setting: its cell with the smallest coordinates other than the worker
+    count, then seed, then worker count."""
+    coords = [c for c in schema(family).coordinates if c != WORKERS and c in df.columns]
+    by = [*coords, "seed", *([WORKERS] if WORKERS in df.columns else [])]
+    return df.sort_values(by, kind="stable").drop_duplicates("label")
+
+
+def _metric_value(row: Any, name: str) -> float | None:
+    v = row.get(name) if hasattr(row, "get") else None
+    return float(v) if v is not None and math.isfinite(float(v)) else None
+
+
+def collect_curves(client, data: SiteData, family: str) -> dict[str, list[Curve]]:
+    """Per dataset, each label's capacity curve on the dataset's latest night, read back from its
+    first setting's run (the step metric :func:`curve_key`, one MLflow call per label), with the
+    skew ceiling and the hottest key's limit its final metrics hold.  {} when the family logs no
+    curve."""
+    key = curve_key(family)
+    df = data.cells.get(family)
+    if key is None or df is None or key not in df.columns:
+        return {}
+    out: dict[str, list[Curve]] = {}
+    for dataset in sorted(df["dataset"].unique()):
+        night = _latest_night(data, family, dataset)
+        at = df[(df["dataset"] == dataset) & (df["night"] == night)].dropna(subset=[key])
+        curves = []
+        for _, r in _first_setting(at, family).iterrows():
+            points = {int(m.step): float(m.value) for m in sorted(client.get_metric_history(r["run_id"], key),
+                                                                   key=lambda m: (m.step, m.timestamp))}
+            n, cap = (_metric_value(r, column(family, c)) for c in CEILING_COLUMNS)
+            curves.append(Curve(str(r["label"]), sorted(points), [points[w] for w in sorted(points)],
+                                (int(n), cap) if n is not None and cap is not None else None,
+                                _metric_value(r, column(family, KEY_LIMIT)),
+                                setting=", ".join(f"{c}={r[c]}" for c in [*[c for c in schema(family).coordinates
+                                                                              if c != WORKERS], "seed"])))
+        order = list(data.colors.get(family, {}))
+        out[dataset] = sorted(curves, key=lambda c: order.index(c.label) if c.label in order else len(order))
+    return out
 
 
 def collect_live(tracking_uri: str, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
@@ -364,6 +426,31 @@ def trend_series(data: SiteData, family: str, dataset: str) -> dict[str, Any]:
     nights = sorted({int(n) for n in df["night"]})
     return {"metric": metric, "column": col, "coordinate": coord, "nights": [data.nights[n].label for n in nights],
             "panels": {p: panels[p] for p in order}}
+
+
+def capacity_trend(data: SiteData, family: str, dataset: str) -> dict[str, Any]:
+    """Each label's capacity at its skew ceiling over the nights, or, on a night it still grows at
+    the curve's end, at the curve's largest n (its first setting each night): ``{"nights": [label,
+    ...], "lines": {label: [[night, capacity, ceiling n or None], ...]}}``, nights oldest first;
+    ``lines`` empty when the family logs no curve."""
+    key = curve_key(family)
+    df = data.cells[family]
+    df = df[df["dataset"] == dataset]
+    nights = sorted({int(n) for n in df["night"]})
+    lines: dict[str, list[list[Any]]] = {}
+    if key is None or key not in df.columns:
+        return {"nights": [data.nights[n].label for n in nights], "lines": lines}
+    n_col, cap_col = (column(family, c) for c in CEILING_COLUMNS)
+    for night in nights:
+        at = df[df["night"] == night].dropna(subset=[key])
+        for _, r in _first_setting(at, family).iterrows():
+            n, cap = _metric_value(r, n_col), _metric_value(r, cap_col)
+            value = cap if n is not None and cap is not None else float(r[key])
+            lines.setdefault(str(r["label"]), []).append([data.nights[night].label, value,
+                                                          int(n) if n is not None and cap is not None else None])
+    order = list(data.colors.get(family, {}))
+    lines = dict(sorted(lines.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+    return {"nights": [data.nights[n].label for n in nights], "lines": lines}
 
 
 def tradeoff_points(data: SiteData, family: str, dataset: str, night: int, x: str, y: str) -> dict[str, Any]:
@@ -535,6 +622,68 @@ def trend_figure(data: SiteData, family: str, series: dict[str, Any]) -> str | N
     return _png(fig)
 
 
+def curves_figure(data: SiteData, family: str, curves: Sequence[Curve], largest: int | None,
+                  title: str) -> str | None:
+    """The latest night's capacity against workers (base64 PNG): a line per strategy in its colour
+    and marker, its skew ceiling ringed, the linear ideal and the hottest key's limit dashed
+    (:func:`skewbench.present.plotting.draw_capacity`).  None without curves."""
+    if not curves:
+        return None
+    width, height = 10.0, 4.2
+    fig = plain_figure(width, height)
+    fig.subplots_adjust(left=0.85 / width, right=1 - 2.4 / width, top=1 - 0.45 / height, bottom=0.55 / height)
+    ax = fig.add_subplot(1, 1, 1)
+    style = {c.label: (_style(data, family, c.label)[0], _style(data, family, c.label)[2]) for c in curves}
+    handles = draw_capacity(ax, curves, style, largest)
+    fig.legend(list(handles.values()), list(handles), loc="upper right", bbox_to_anchor=(1.0, 1 - 0.4 / height),
+               fontsize=7, frameon=False)
+    fig.suptitle(title, fontsize=10)
+    return _png(fig)
+
+
+def capacity_trend_figure(data: SiteData, family: str, series: dict[str, Any]) -> str | None:
+    """Each strategy's capacity at its skew ceiling over the nights (base64 PNG): a line per
+    strategy, a filled marker on a night with a ceiling, an open one where the curve still grew
+    at its largest n.  None without values."""
+    from matplotlib.lines import Line2D
+
+    lines = series["lines"]
+    if not lines:
+        return None
+    nights = series["nights"]
+    pos = {n: i for i, n in enumerate(nights)}
+    values = [v for pts in lines.values() for _, v, _ in pts]
+    logy, floor = _scale(values, None)
+    width, height = 10.0, 3.2
+    fig = plain_figure(width, height)
+    fig.subplots_adjust(left=0.85 / width, right=1 - 2.8 / width, top=1 - 0.45 / height, bottom=0.65 / height)
+    ax = fig.add_subplot(1, 1, 1)
+    handles: dict[str, Any] = {}
+    for lab, pts in lines.items():
+        color, line, marker = _style(data, family, lab)
+        xs, ys = [pos[n] for n, _, _ in pts], _at_floor([v for _, v, _ in pts], floor)
+        handles[lab], = ax.plot(xs, ys, color=color, linestyle=line, marker=marker, markersize=5, linewidth=1.2)
+        grows = [(x, y) for (x, y), (_, _, c) in zip(zip(xs, ys), pts) if c is None]
+        if grows:
+            ax.scatter([x for x, _ in grows], [y for _, y in grows], marker=marker, s=30, facecolors="white",
+                       edgecolors=color, linewidths=1.2, zorder=4)
+    handles["open: no ceiling (at the curve's largest n)"] = Line2D([], [], color="0.3", marker="o",
+                                                                    markerfacecolor="white", linestyle="none")
+    step = max(1, math.ceil(len(nights) / 8))
+    ax.set_xticks(range(0, len(nights), step))
+    ax.set_xticklabels([nights[i][:10] for i in range(0, len(nights), step)], fontsize=7, rotation=20)
+    ax.set_xlim(-0.3, max(len(nights) - 0.7, 0.3))
+    _log_axes(ax, False, [], logy, values)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_number(v)))
+    ax.set_ylabel("capacity at the skew ceiling, tuples/s" + (" (log)" if logy else ""), fontsize=8)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.grid(alpha=0.3)
+    fig.legend(list(handles.values()), list(handles), loc="upper right", bbox_to_anchor=(1.0, 1 - 0.4 / height),
+               fontsize=7, frameon=False)
+    fig.suptitle("Capacity at the skew ceiling over the nights", fontsize=10)
+    return _png(fig)
+
+
 def strategy_figure(data: SiteData, family: str, rows: list[dict[str, Any]]) -> str | None:
     """A strategy's headline metric on each dataset's latest night (base64 PNG): a dot per
     dataset and coordinate value, in the strategy's colour."""
@@ -684,8 +833,38 @@ def _dataset_page(data: SiteData, dataset: str, names: _Names) -> str:
         fam_payload["colors"] = {lab: _style(data, family, lab)[0] for s in series["panels"].values() for lab in s}
         body.append(f"<h3>{_esc(_header(family, metric))} over the nights</h3>")
         body.append(_img(trend_figure(data, family, series), f"{dataset} {family} trend"))
+        body += _capacity_part(data, family, dataset, night, fam_payload)
         payload["families"][family] = fam_payload
     return _page(f"Dataset {dataset}", body, payload)
+
+
+def _capacity_part(data: SiteData, family: str, dataset: str, night: int, fam_payload: dict[str, Any]) -> list[str]:
+    """A dataset page's capacity curves of its latest night and the capacity at the skew ceiling over
+    the nights (``#capacity-<family>``), when the family logs curves; the plotted values in the
+    payload (``curves``, ``capacity_trend``)."""
+    curves = data.curves.get(family, {}).get(dataset, [])
+    if not curves:
+        return []
+    df = data.cells[family]
+    at = df[(df["dataset"] == dataset) & (df["night"] == night)]
+    largest = int(at[WORKERS].max()) if WORKERS in at.columns and len(at) else None
+    names = ", ".join(c.label for c in curves)
+    fam_payload["curves"] = [{"label": c.label, "workers": c.workers, "capacity": c.capacity,
+                              "ceiling": list(c.ceiling) if c.ceiling else None, "key_limit": c.key_limit,
+                              "setting": c.setting} for c in curves]
+    trend = capacity_trend(data, family, dataset)
+    fam_payload["capacity_trend"] = trend
+    for lab in trend["lines"]:
+        fam_payload["colors"].setdefault(lab, _style(data, family, lab)[0])
+    return [f'<h3 id="capacity-{_esc(slug(family).lower())}">Capacity against workers on the latest night</h3>',
+            _img(curves_figure(data, family, curves, largest, f"{dataset}: capacity against workers"),
+                 f"{dataset} {family} capacity against workers: {names}"),
+            f'<p class="note">Each strategy\'s first setting ({_esc(settings_text(curves))}); rings: the skew '
+            "ceilings (capacity grows by little from there on); dashed: the linear ideal (n times one worker's "
+            "capacity) and the hottest key's limit for the strategies that keep keys whole.</p>",
+            "<h3>Capacity at the skew ceiling over the nights</h3>",
+            _img(capacity_trend_figure(data, family, trend), f"{dataset} {family} capacity trend: "
+                 + ", ".join(trend["lines"]))]
 
 
 def _strategy_page(data: SiteData, family: str, strategy: str, names: _Names) -> str:
