@@ -139,6 +139,8 @@ FILE_SECONDS = {
     "tests/integration/test_live_spark.py": 80, "tests/property/test_live_property.py": 12,
     "tests/property/test_live_model_property.py": 15,
     "tests/unit/test_live_config.py": 2,
+    # measured 2026-11-29 (a busy machine): the live capacity search's two Flink tests and 31 fast ones
+    "tests/integration/test_live_capacity.py": 160,
     # measured 2026-11-28 with SKEWBENCH_SLOW=1 (make test: its two fast tests, about 6 s)
     "tests/integration/test_live_dag.py": 115, "tests/integration/test_live_tracking.py": 5,
     "tests/unit/test_live_steps.py": 2,

@@ -18,6 +18,8 @@ from skewbench.live import config as lc
 
 #: the file a live run writes in --out (the rows, the agreement, the overheads, the stream)
 RESULTS_FILE = "live.json"
+#: the file a capacity search writes in --out
+CAPACITY_FILE = "live-capacity.json"
 
 
 def _names(text: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -162,12 +164,31 @@ def _options(items: tuple[str, ...]) -> dict[str, str]:
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help=f"Write {RESULTS_FILE} (and the engines' per-tuple timings) there.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@click.option("--capacity-search", "capacity_search", is_flag=True,
+              help="Search each strategy's capacity on Flink instead: the largest rate whose lag (tuples due less "
+                   "tuples done) grows by less than --lag-share of the rate per second, by bisection between two "
+                   "rates around the capacity its routing predicts; set beside that prediction (docs/live.md). "
+                   "Defaults then: --strategies kg,pkg,dc,sg, --engines flink, --duration 8 (a probe's seconds "
+                   "of stream at the predicted capacity).")
+@click.option("--search-rates", default=None, metavar="LOW,HIGH",
+              help="--capacity-search: the starting rates, shares of the predicted capacity [default: 0.7,1.3].")
+@click.option("--search-steps", type=int, default=None,
+              help="--capacity-search: at most this many halvings of the bracket [default: 5].")
+@click.option("--search-width", type=float, default=None,
+              help="--capacity-search: stop once the bracket is within this share of its lower rate [default: 0.05].")
+@click.option("--lag-share", type=float, default=None,
+              help="--capacity-search: a rate is sustained while its lag grows by less than this share of the rate "
+                   "per second [default: 0.01].")
+@click.option("--capacity-tolerance", type=float, default=None,
+              help="--capacity-search: the verdict's band around the predicted capacity [default: 0.15].")
 def command(dataset: str, workers: int, load: float, rate: float | None, duration_s: float, tuples: int | None,
             warmup: float, repeat: int, cost: str, work: str, job: str, window_ms: float, watermark_ms: int,
             merge_parallelism: int, merge_cost_ms: float, state_backend: str, checkpoint_s: float, engines: str,
             grouping: str | None, shedding: str | None, provisioning: float, bound_ms: float, sources: int, seed: int,
             no_native: bool, routing: str, flink_address: str | None, cluster: str, taskmanagers: int, flink_options: tuple[str, ...],
-            kill_after_s: float, spark_tuples: int, out: str | None, as_json: bool) -> None:
+            kill_after_s: float, spark_tuples: int, out: str | None, as_json: bool, capacity_search: bool = False,
+            search_rates: str | None = None, search_steps: int | None = None, search_width: float | None = None,
+            lag_share: float | None = None, capacity_tolerance: float | None = None) -> None:
     """Execute DATASET's stream (a dataset directory or a catalog name) on a real engine with each
     strategy's own decisions, and set the measurement beside the simulator's prediction for the
     same stream, rate, costs and parallelism.
@@ -181,6 +202,28 @@ def command(dataset: str, workers: int, load: float, rate: float | None, duratio
     from skewbench.live.run import live_rows
     from skewbench.settings import settings
 
+    search = {"--search-rates": search_rates, "--search-steps": search_steps, "--search-width": search_width,
+              "--lag-share": lag_share, "--capacity-tolerance": capacity_tolerance}
+    if capacity_search:
+        from click.core import ParameterSource
+
+        ctx = click.get_current_context()
+
+        def given(name: str) -> bool:
+            return ctx.get_parameter_source(name) != ParameterSource.DEFAULT
+
+        return _capacity(dataset, search, given, workers=workers, load=load, rate=rate,
+                         duration_s=duration_s if given("duration_s") else None, tuples=tuples, warmup=warmup,
+                         repeat=repeat, cost=cost, work=work, job=job, window_ms=window_ms, watermark_ms=watermark_ms,
+                         merge_parallelism=merge_parallelism, merge_cost_ms=merge_cost_ms,
+                         state_backend=state_backend, checkpoint_s=checkpoint_s,
+                         engines=engines if given("engines") else "flink", grouping=grouping, shedding=shedding,
+                         sources=sources, seed=seed, no_native=no_native, routing=routing,
+                         flink_address=flink_address, cluster=cluster, taskmanagers=taskmanagers,
+                         flink_options=flink_options, kill_after_s=kill_after_s, out=out, as_json=as_json)
+    extra = [k for k, v in search.items() if v is not None]
+    if extra:
+        raise SkewbenchError(f"{', '.join(extra)} belong{'s' if len(extra) == 1 else ''} to --capacity-search")
     g = _names(grouping, lc.DEFAULT_GROUPING)
     cfg = lc.LiveConfig(dataset=dataset, workers=workers, tuples=tuples, rate=rate, load=load, duration_s=duration_s,
                         warmup=warmup, repeat=repeat, job=job, window_ms=window_ms, watermark_ms=watermark_ms,
@@ -201,22 +244,9 @@ def command(dataset: str, workers: int, load: float, rate: float | None, duratio
     # the engines write their inputs and logs under the work directory as they start (--out is
     # created only then: a run refused before that writes nothing); a failed run's temporary one
     # stays, with the log its message names
-    tmp = None if out else Path(tempfile.mkdtemp(prefix="skewbench-live-"))
-    work_dir = Path(out) if out else tmp
-    try:
-        res = live_rows(path, cfg, work_dir, state=settings().state, progress=echo)
-    except BaseException as e:
-        if tmp is not None and (not isinstance(e, SkewbenchError) or not any(tmp.iterdir())):
-            shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if tmp is not None:
-        shutil.rmtree(tmp, ignore_errors=True)
-    if out:
-        work_dir.mkdir(parents=True, exist_ok=True)
-        target = work_dir / RESULTS_FILE
-        staged = target.with_suffix(".json.tmp")
-        staged.write_text(json.dumps(res.to_dict(), default=float, indent=1))
-        os.replace(staged, target)
+    res = _in_work_dir(out, "skewbench-live-", RESULTS_FILE,
+                       lambda work_dir: live_rows(path, cfg, work_dir, state=settings().state, progress=echo),
+                       lambda r: r.to_dict())
     if as_json:
         json.dump(res.to_dict(), sys.stdout, default=float)
         sys.stdout.write("\n")
@@ -236,6 +266,89 @@ def command(dataset: str, workers: int, load: float, rate: float | None, duratio
     for r in res.restarts:
         click.echo(f"flink: {r['phase']} restarted ({r['attempts']} attempts), aggregates exact, resumed "
                    f"{'-' if r['restart_s'] is None else format(r['restart_s'], '.1f')} s after the failure; run again")
+
+
+def _search_rates(text: str) -> tuple[float, float]:
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        low, high = (float(p) for p in parts)
+    except ValueError:
+        raise SkewbenchError(f"--search-rates is LOW,HIGH (two shares of the predicted capacity, e.g. 0.7,1.3), got "
+                             f"{text!r}") from None
+    return low, high
+
+
+def _capacity(dataset: str, search: dict[str, Any], given: Any, *, workers: int, load: float, rate: float | None,
+              duration_s: float | None, tuples: int | None, warmup: float, repeat: int, cost: str, work: str, job: str,
+              window_ms: float, watermark_ms: int, merge_parallelism: int, merge_cost_ms: float, state_backend: str,
+              checkpoint_s: float, engines: str, grouping: str | None, shedding: str | None, sources: int, seed: int,
+              no_native: bool, routing: str, flink_address: str | None, cluster: str, taskmanagers: int,
+              flink_options: tuple[str, ...], kill_after_s: float, out: str | None, as_json: bool) -> None:
+    """``skewbench live DATASET --capacity-search``: each strategy's capacity searched on Flink
+    (:mod:`skewbench.live.capacity_run`), its table or one JSON object."""
+    from skewbench.live import capacity_run as cr
+    from skewbench.settings import settings
+
+    ss = cr.SearchSettings()
+    if search["--search-rates"] is not None:
+        ss.low, ss.high = _search_rates(search["--search-rates"])
+    for opt, attr in (("--search-steps", "steps"), ("--search-width", "width"), ("--lag-share", "share"),
+                      ("--capacity-tolerance", "tolerance")):
+        if search[opt] is not None:
+            setattr(ss, attr, search[opt])
+    ss.check()
+    for opt, name in (("--spark-tuples", "spark_tuples"), ("--provisioning", "provisioning"), ("--bound", "bound_ms")):
+        if given(name):
+            raise SkewbenchError(f"{opt} has no part in --capacity-search (Flink, grouping strategies)")
+    g = _names(grouping, cr.DEFAULT_STRATEGIES)
+    cfg = lc.LiveConfig(dataset=dataset, workers=workers, tuples=tuples, rate=rate, load=load,
+                        duration_s=cr.DEFAULT_DURATION_S if duration_s is None else duration_s, warmup=warmup,
+                        repeat=repeat, job=job, window_ms=window_ms, watermark_ms=watermark_ms,
+                        merge_parallelism=merge_parallelism, merge_cost_ms=merge_cost_ms, state_backend=state_backend,
+                        checkpoint_s=checkpoint_s, cluster=cluster, taskmanagers=taskmanagers,
+                        flink_options=_options(flink_options), kill_after_s=kill_after_s, cost=_cost(cost), work=work,
+                        engines=_names(engines, ("flink",)), grouping=() if g == ("none",) else g,
+                        shedding=_names(shedding, ()), sources=sources, seed=seed, native=not no_native,
+                        routing=routing,
+                        flink_address=settings().flink_address if flink_address is None else flink_address)
+    cr.check_config(cfg)
+    from skewbench.settings import flink_environment
+
+    flink_environment()  # one line naming `make flink-env` before anything starts
+    path = _dataset_path(dataset)
+    echo = (lambda m: click.echo(m, err=True)) if as_json else click.echo
+    res = _in_work_dir(out, "skewbench-capacity-", CAPACITY_FILE,
+                       lambda work_dir: cr.capacity_search(path, cfg, ss, work_dir, state=settings().state,
+                                                           duration_s=cfg.duration_s, progress=echo),
+                       lambda r: r)
+    if as_json:
+        json.dump(res, sys.stdout, default=float)
+        sys.stdout.write("\n")
+        return
+    click.echo(cr.table(res))
+
+
+def _in_work_dir(out: str | None, prefix: str, results_file: str, run: Any, as_dict: Any) -> Any:
+    """``run(work_dir)`` in ``out``, or in a temporary directory removed afterwards (kept, with the
+    log a failure names, when the run fails with files in it); with ``out``, the result as JSON in
+    ``out/results_file``, written whole or not at all."""
+    tmp = None if out else Path(tempfile.mkdtemp(prefix=prefix))
+    work_dir = Path(out) if out else tmp
+    try:
+        res = run(work_dir)
+    except BaseException as e:
+        if tmp is not None and (not isinstance(e, SkewbenchError) or not any(tmp.iterdir())):
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if out:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        target = work_dir / results_file
+        staged = target.with_suffix(".json.tmp")
+        staged.write_text(json.dumps(as_dict(res), default=float, indent=1))
+        os.replace(staged, target)
+    return res
 
 
 def windows_table(res: dict[str, Any]) -> str:

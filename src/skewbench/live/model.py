@@ -276,8 +276,13 @@ def watermark_delay(interval_ms: float, sources: int) -> float:
 
 
 def windows_of(due_ms: np.ndarray, window_ms: float) -> np.ndarray:
-    """Each tuple's tumbling window of event time (its due time)."""
-    return np.floor(np.asarray(due_ms) / window_ms + 1e-9).astype(np.int64)
+    """Each tuple's tumbling window of event time (its due time), as the job computes it: from the
+    due time in whole microseconds (``flink.write_phase`` rounds it) over the window's
+    microseconds.  A float floor instead put a due time within half a microsecond below a window's
+    end in the next window, against the job, and failed a correct phase's aggregate check (seen
+    at 5,859 tuples/s)."""
+    due_us = np.rint(np.asarray(due_ms, dtype=np.float64) * 1e3).astype(np.int64)
+    return due_us // int(round(float(window_ms) * 1000))
 
 
 def distinct_cells(a: np.ndarray, b: np.ndarray, c: np.ndarray, nb: int, nc: int) -> np.ndarray:
