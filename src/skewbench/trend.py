@@ -30,9 +30,10 @@ from typing import Any, Iterable, Mapping, Sequence
 NEW, SAME, CHANGED = "new", "no change", "changed"
 #: MLflow tags of a cell's child run
 KEY_TAG, VERDICT_TAG, PREVIOUS_TAG = "skewbench.trend_key", "skewbench.trend", "skewbench.trend_previous_run"
-#: metrics that are not compared: timings vary between runs; window series are compared through
-#: their summaries
-IGNORED_PREFIXES = ("time.", "window.")
+#: metrics that are not compared: timings vary between runs; window series and curves (capacity
+#: against workers) are compared through their summaries (the final capacity, ceiling and the
+#: rest), not through the value MLflow holds as a step metric's latest
+IGNORED_PREFIXES = ("time.", "window.", "curve.")
 #: params that are not part of the trend key: the strategy's parameters, the dataset's name
 STRATEGY_PARAM_PREFIX = "p."
 NOT_IN_KEY = ("dataset",)
@@ -156,8 +157,8 @@ def compared_metric(name: str) -> bool:
 def compare(previous: Mapping[str, Mapping[str, Any]] | None, current: Mapping[str, Mapping[str, Any]],
             tolerance: Mapping[str, Tolerance] | None = None) -> Verdict:
     """``current`` against ``previous`` (each ``{"metrics": {name: value}, "params": {name: text}}``;
-    ``previous`` None: no previous night).  Timing (``time.*``) and series (``window.*``) metrics
-    are ignored; a metric present on one side only is a change; so is any param that differs."""
+    ``previous`` None: no previous night).  Timing (``time.*``), series (``window.*``) and curve
+    (``curve.*``) metrics are ignored; a metric present on one side only is a change; so is any param that differs."""
     if previous is None:
         return Verdict(NEW)
     tolerance = tolerance or {}

@@ -35,6 +35,9 @@ def test_identical_nights_are_no_change():
 def test_timing_and_window_metrics_are_ignored():
     v = compare(night(), night({"time.route_seconds": 9.0, "window.imbalance_cum": 0.9}))
     assert v.status == SAME
+    # so is a curve (a step metric whose latest value MLflow holds): its summaries are compared
+    v = compare(night({"curve.scaling_capacity": 1000.0}), night({"curve.scaling_capacity": 2000.0}))
+    assert v.status == SAME and v.compared == 4
     # a timing metric present on one side only is not a change either
     v = compare(night({"time.route_seconds": None}), night({"time.extra": 1.0}))
     assert v.status == SAME
