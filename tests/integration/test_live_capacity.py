@@ -196,7 +196,7 @@ def test_a_probes_due_times_land_in_the_same_windows_as_the_jobs():
     exact aggregates are computed from the float due times. A search's arbitrary rates put some due
     time within half a microsecond below a window's end (a correct job failed the check at 5,859
     tuples/s): a probe's due times are whole microseconds, so both sides agree."""
-    from skewbench.live.capacity_run import _prefix
+    from skewbench.live.capacity_run import probe_prefix
     from skewbench.live.decisions import Stream
     from skewbench.live.model import windows_of
 
@@ -205,7 +205,7 @@ def test_a_probes_due_times_land_in_the_same_windows_as_the_jobs():
     rng = np.random.default_rng(5)
     raw_mismatch = floor_mismatch = 0
     for rate in rng.uniform(3000.0, 9000.0, 200):
-        due_ms = _prefix(stream, m, float(rate)).due_s * 1000.0
+        due_ms = probe_prefix(stream, m, float(rate)).due_s * 1000.0
         job = np.rint(due_ms * 1e3).astype(np.int64) // 1_000_000  # flink.write_phase, then the job's window
         assert (job == windows_of(due_ms, 1000.0)).all(), rate
         assert np.abs(due_ms - np.arange(m) / rate * 1000.0).max() <= 0.5e-3  # at most half a microsecond moved

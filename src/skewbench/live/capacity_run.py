@@ -96,7 +96,7 @@ def check_config(cfg: LiveConfig) -> None:
                              "(--duration sets a probe's seconds of stream at the predicted capacity)")
 
 
-def _prefix(stream: dec.Stream, m: int, rate: float) -> dec.Stream:
+def probe_prefix(stream: dec.Stream, m: int, rate: float) -> dec.Stream:
     """The stream's first ``m`` tuples due at ``rate``, each due time in whole microseconds (what
     the job takes: ``flink.write_phase``)."""
     due_s = np.rint(np.arange(m, dtype=np.float64) / rate * 1e6) / 1e6
@@ -137,10 +137,10 @@ def predictions(stream: dec.Stream, cfg: LiveConfig, overhead_ms: float, duratio
     out = []
     for name in cfg.grouping:
         ref_rate = cfg.workers * 1000.0 / float(stream.cost_ms.mean())
-        first = dec.grouping_phase(_prefix(stream, stream.tuples, ref_rate), name, cfg)
+        first = dec.grouping_phase(probe_prefix(stream, stream.tuples, ref_rate), name, cfg)
         c0 = lcap.predicted(first.worker, first.cost_ms, overhead_ms, cfg.workers)["capacity"]
         m = max(cfg.workers * 10, min(stream.tuples, int(round(duration_s * c0))))
-        p = dec.grouping_phase(_prefix(stream, m, c0), name, cfg)
+        p = dec.grouping_phase(probe_prefix(stream, m, c0), name, cfg)
         pred = lcap.predicted(p.worker, p.cost_ms, overhead_ms, cfg.workers)
         out.append(_Target(name, m, pred, p))
     return out
@@ -153,7 +153,7 @@ def capacity_search(dataset: str, cfg: LiveConfig, ss: SearchSettings, work: Pat
     result as one JSON-ready dict."""
     from skewbench.live import flink
     from skewbench.live.flinkcluster import local_cluster
-    from skewbench.live.run import (_restarted, check_routing, engine_phase, engine_settings, exact_finals,
+    from skewbench.live.run import (restarted, check_routing, engine_phase, engine_settings, exact_finals,
                                     measured_timings, window_of, with_routing)
 
     cfg = dataclasses.replace(cfg, duration_s=duration_s)
@@ -235,7 +235,7 @@ def capacity_search(dataset: str, cfg: LiveConfig, ss: SearchSettings, work: Pat
                 name, rep = key
                 rate = searches[key].next_rate()
                 t = by_name[name]
-                p = dec.grouping_phase(_prefix(stream, t.tuples, rate), name, cfg)
+                p = dec.grouping_phase(probe_prefix(stream, t.tuples, rate), name, cfg)
                 p = with_routing([p], "flink", cfg.native, routers)[0]
                 ep = engine_phase(p, cfg, rep, settings)
                 ep.name = f"{p.name}#{rep}@{rate:.0f}"
@@ -249,7 +249,7 @@ def capacity_search(dataset: str, cfg: LiveConfig, ss: SearchSettings, work: Pat
             others = watch.others() if watch else None
             for ep, rec, (key, rate, p) in zip(eps, recs, meta):
                 name, rep = key
-                if _restarted(rec):
+                if restarted(rec):
                     progress(f"flink: {name} #{rep} at {rate:,.0f}/s: the engine restarted the phase, probed again")
                     continue
                 check_routing(ep, rec)

@@ -435,7 +435,7 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
         by_name = {ep.name: rec for ep, rec in zip(runs, recs)}
         again = []
         for ep, rec in zip(runs, recs):
-            if _restarted(rec):
+            if restarted(rec):
                 restarts.append(_restart_info(ep, rec, killer))
                 again.append(ep)
         if again:
@@ -447,7 +447,7 @@ def flink_rows(stream: dec.Stream, decided: list[dec.Phase], sim: dict[str, dict
             progress(f"flink: {len(again)} phase(s) restarted by the engine: their timing is not a measurement; "
                      f"running {', '.join(e.name for e in again)} again")
             for ep, rec in zip(again, go(again, "again")):
-                if _restarted(rec):
+                if restarted(rec):
                     raise SkewbenchError(f"flink restarted {ep.name} again when it ran a second time: no measurement")
                 by_name[ep.name] = rec
         watch = cal.CpuWatch() if not cfg.flink_address else None
@@ -503,7 +503,7 @@ def _predicted_span_s(ep: EnginePhase, k: Constants) -> float:
     return float(pr.end.max()) / 1000.0 + 3.0
 
 
-def _restarted(rec: Recorded) -> bool:
+def restarted(rec: Recorded) -> bool:
     """Whether the engine restarted some of the phase's tasks (Flink's region failover leaves the
     job RUNNING: a failure shows in its exception history and in the tasks' attempt numbers)."""
     states = [s.get("state") for s in rec.info.get("states", [])]
