@@ -582,6 +582,20 @@ class _CellRun:
         return part, QueuePartial(self.idx, shipped, self.rr_sum)
 
 
+def blocks(ds: Dataset, cols: Sequence[str], pre: Prepass):
+    """The dataset's blocks of :data:`BATCH` tuples as a replay task reads them: ``(seq, key, ts,
+    cost, widx, cuts)``, placeholder times (0) and costs (1 ms) where ``cols`` leaves them out, and
+    each block's windows (:func:`block_windows`); empty blocks skipped."""
+    for b in ds.iter_batches(list(cols), BATCH):
+        seq = b["seq"]
+        if len(seq) == 0:
+            continue
+        ts = b["ts"] if "ts" in b else _filled(0.0, len(seq))
+        cost = b["cost"] if "cost" in b else _filled(1.0, len(seq))
+        widx, cuts = block_windows(int(seq[0]), len(seq), pre)
+        yield seq, b["key"], ts, cost, widx, cuts
+
+
 def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], rr_cells: Sequence[int],
                 pre: Prepass, config: ReplayConfig, scratch: str,
                 on_block: Callable[[int], None] | None = None) -> list[tuple[RoutePartial, QueuePartial | None]]:
@@ -605,16 +619,10 @@ def replay_task(ds_path: str, cells: Sequence[Cell], cell_idxs: Sequence[int], r
     timed = config.latency or any(r.timed for r in runs)
     cols = ["seq", "key"] + (["ts"] if timed and config.provisioning is None else []) \
         + (["cost"] if pre.has_cost else [])  # the costs make the busy times (capacity)
-    for b in ds.iter_batches(cols, BATCH):
-        seq = b["seq"]
-        if len(seq) == 0:
-            continue
-        ts = b["ts"] if "ts" in b else _filled(0.0, len(seq))
-        cost = b["cost"] if "cost" in b else _filled(1.0, len(seq))
-        widx, cuts = block_windows(int(seq[0]), len(seq), pre)
+    for seq, key, ts, cost, widx, cuts in blocks(ds, cols, pre):
         shared: dict = {}
         for r in runs:
-            r.feed(seq, b["key"], ts, cost, widx, cuts, pre, config, shared)
+            r.feed(seq, key, ts, cost, widx, cuts, pre, config, shared)
         if on_block is not None:
             on_block(len(seq))
     return [r.finish(pre, scratch) for r in runs]
@@ -683,15 +691,9 @@ def _sweep_pass(ds_path: str, runs: Sequence[_SweepRun], pre: Prepass, config: R
     ds = open_dataset(ds_path)
     timed = any(r.timed for r in runs) and config.provisioning is None and any(r.rate is None for r in runs)
     cols = ["seq", "key"] + (["ts"] if timed else []) + (["cost"] if pre.has_cost else [])
-    for b in ds.iter_batches(cols, BATCH):
-        seq = b["seq"]
-        if len(seq) == 0:
-            continue
-        ts = b["ts"] if "ts" in b else _filled(0.0, len(seq))
-        cost = b["cost"] if "cost" in b else _filled(1.0, len(seq))
-        widx, cuts = block_windows(int(seq[0]), len(seq), pre)
+    for seq, key, ts, cost, widx, cuts in blocks(ds, cols, pre):
         for r in runs:
-            r.feed(seq, b["key"], ts, cost, widx, cuts, pre, config)
+            r.feed(seq, key, ts, cost, widx, cuts, pre, config)
 
 
 def demand_rates(pre: Prepass, config: ReplayConfig) -> list[float]:
