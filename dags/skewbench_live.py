@@ -42,6 +42,14 @@ names the first difference.
 two calibration stages; `spark-sql` on Spark SQL's own `repartition`. The records of every
 partition must equal the strategy's loads to the tuple.
 
+**Capacity search** (`capacity_search`, on by default when the engines include Flink): after the
+phases, on a Flink cluster of its own, each of `capacity_strategies` is searched `repeat` times for
+the largest rate its job sustains with `workers` workers (a probe: `capacity_duration` seconds of
+stream at the predicted capacity, judged by the sources' lag trend; the bracket halved
+`capacity_steps` times), set beside the capacity its routing of the same tuples predicts
+(`capacity.json`, the page's capacity section, the parent run's `capacity/<dataset>/<strategy>/*`
+metrics; docs/live.md).
+
 Each strategy's row holds, per metric, the median over the repetitions with its minimum and
 maximum, the prediction and their ratio: throughput, latency percentiles, source back-pressure
 and merge records on Flink; the stage's makespan on Spark.
@@ -64,8 +72,8 @@ its MLflow runs say so (`skewbench.attempt`): a run's timing after a restart is 
 A routing or a final aggregate that differs from the decisions' fails at once, without retry.
 
 Runs weekly (Sunday 03:00 UTC, after the nightly) with the defaults below: a long run (every
-default strategy, three repetitions, 30 s phases where the dataset is that long), and by hand with
-the Params. `make live` runs a short conf (one dataset, six strategies, 8 s phases).
+default strategy, three repetitions, 30 s phases where the dataset is that long, and the capacity
+search of kg, pkg, dc and sg: about 20 minutes a dataset), and by hand with the Params. `make live` runs a short conf (one dataset, six strategies, 8 s phases).
 Outputs: `$SKEWBENCH_RUNS_ROOT/<logical date>/live-<run id>/<dataset>/live.json` and `live.html`.
 """
 
@@ -119,9 +127,10 @@ def skewbench_live():
     @task(max_active_tis_per_dagrun=1, retries=1)
     def run_live(dataset: dict, conf: dict, ti=None) -> dict:
         """The dataset's stream on every engine, every strategy, repeated between two
-        calibrations; a routing or a final aggregate that differs from the decisions' fails at
-        once (the same decisions would differ again); anything else (an implausible calibration
-        on a loaded machine, say) is retried once, from the start."""
+        calibrations, then the capacity search when the run has one; a routing or a final
+        aggregate that differs from the decisions' fails at once (the same decisions would differ
+        again); anything else (an implausible calibration on a loaded machine, say) is retried
+        once, from the start."""
         from skewbench.live.run import AggregateMismatch, RoutingMismatch
 
         try:

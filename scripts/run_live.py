@@ -3,7 +3,8 @@
 Without a conf it runs a short one, DEFAULT_CONF, made to finish in under 10 minutes on a
 2-core machine with the Flink environment (`make flink-env`): the catalog's live-zipf-1.4 on
 Flink and Spark, strategies kg, pkg, dc, sg, flink and spark-sql, 8 workers at 10 ms a tuple,
-every phase twice. On Flink a phase is 8 s of stream at 62.5% of the workers' capacity (500
+every phase twice, no capacity search (the weekly run's takes about 20 minutes a dataset).
+On Flink a phase is 8 s of stream at 62.5% of the workers' capacity (500
 tuples a second: 4,000 tuples), on Spark a batch stage of 1,000 tuples. About 7 minutes in all:
 Flink's cluster, warm-up and two calibrations take about 1.8 min and its 12 phases about 3.5
 (the skewed ones drain for up to 20 s), Spark about 1, Airflow, the dataset and MLflow the rest.
@@ -37,7 +38,7 @@ DAG = "skewbench_live"
 #: the short run `make live` does without a conf (module docstring)
 DEFAULT_CONF = {"datasets": ["live-zipf-1.4"], "engines": ["flink", "spark"],
                 "strategies": ["kg", "pkg", "dc", "sg", "flink", "spark-sql"], "workers": 8, "cost": "10",
-                "duration": 8, "repeat": 2, "spark_tuples": 1000}
+                "duration": 8, "repeat": 2, "spark_tuples": 1000, "capacity_search": False}
 #: the lines echoed while the run goes: Airflow's end of each task, and the live run's progress
 #: (skewbench.live.run): "flink: a local cluster of 2 TaskManagers ... is up", "flink: 12 phases
 #: (6 strategies x 2), about 3 min of stream and drain (predicted)", "flink: calibration

@@ -454,7 +454,8 @@ LIVE = "skewbench_live"
 #: REST metrics of the jobs after it are not refreshed; no other phase runs after it but its
 #: second run). One run for both checks: two took 186 + 153 s; with pkg and sg as well, 245 s
 LIVE_CONF = {"datasets": ["tiny-zipf"], "engines": ["flink", "spark"], "strategies": ["kg", "flink", "spark-sql"],
-             "workers": 2, "duration": 10, "repeat": 1, "cost": "5", "spark_tuples": 600, "checkpoint_interval": 2}
+             "workers": 2, "duration": 10, "repeat": 1, "cost": "5", "spark_tuples": 600, "checkpoint_interval": 2,
+             "capacity_search": False}
 #: a Flink phase's tuples: duration seconds at the default load (62.5% of workers x 1000 / cost per second)
 LIVE_TUPLES = round(10 * 0.625 * 2 * 1000 / 5)
 #: the Flink phases run in the strategies' order: the last one is killed

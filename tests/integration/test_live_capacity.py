@@ -7,9 +7,10 @@ predicted capacity counted by hand, and the command line's refusals (one line, e
 in ``make test``.
 
 Then a short real search on the session's local Flink cluster (tests/conftest.py
-``flink_cluster``): KG and SG on 4 workers, 4 s probes, two halvings, once: the searches' mechanics
-end to end (the starting rates told apart, the verdicts monotone in the rate, the judged
-sustained rate below the unsustained one, the result's fields). Marked ``slow`` and ``timing``
+``flink_cluster``), run as the weekly live DAG runs it (its run_live step, then log_to_mlflow and
+report): KG and SG on 4 workers, 4 s probes, two halvings, once: the searches' mechanics end to
+end (the starting rates told apart, the verdicts monotone in the rate, the judged sustained rate
+below the unsustained one, the result's fields), and what MLflow, the page and the report get. Marked ``slow`` and ``timing``
 like the other live tests: make reproduce runs it alone, after the other checks.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -261,32 +263,52 @@ SHORT = {"workers": 4, "duration_s": 4.0, "steps": 2, "strategies": ("kg", "sg")
 
 @pytest.fixture(scope="module")
 def short_search(tmp_path_factory, flink_cluster):
+    """The live DAG's run_live step (skewbench.live.steps.run_dataset) with the capacity search on,
+    on the session's cluster: a one-phase live run of kg (1 s of stream), then the search of kg and
+    sg; then its log_to_mlflow and report steps on a throw-away MLflow store. Returns (the search's
+    capacity.json, its progress lines, the run's conf, what log_results returned, the report's text)."""
+    from skewbench.live import steps
     from skewbench.live.calibrate import ImplausibleCalibration
-    from skewbench.live.capacity_run import SearchSettings, capacity_search
-    from skewbench.live.config import LiveConfig
     from tests.live_common import zipf_dataset
 
     root = tmp_path_factory.mktemp("live-capacity")
     data = zipf_dataset(root / "zipf", SHORT["z"], SHORT["keys"], 60_000, seed=3)
-    cfg = LiveConfig(dataset="zipf", workers=SHORT["workers"], duration_s=SHORT["duration_s"], repeat=1, cost=1.0,
-                     engines=("flink",), grouping=SHORT["strategies"], shedding=())
+    dag_id, run_id = steps.DAG_ID, "manual__short-search"
     refusals = []
-    for attempt in range(3):  # a calibration refused on a busy machine runs again (tests/live_common.py)
-        lines: list[str] = []
-        try:
-            res = capacity_search(str(data), cfg, SearchSettings(steps=SHORT["steps"]), root / f"work-{attempt}",
-                                  state=root / "state", duration_s=SHORT["duration_s"], progress=lines.append,
-                                  cluster=flink_cluster)
-            return res, lines
-        except ImplausibleCalibration as e:
-            refusals.append(str(e))
-    pytest.fail(f"the calibration refused the machine three times: {refusals}")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SKEWBENCH_STATE", str(root / "state"))
+        mp.setenv("SKEWBENCH_TRACKING_URI", f"sqlite:///{root}/mlflow.db")
+        mp.setenv("SKEWBENCH_MLFLOW_ARTIFACTS", str(root / "artifacts"))
+        checked = steps.check_params({
+            "datasets": ["live-zipf-1.4"], "engines": ["flink"], "strategies": ["kg"], "native": False,
+            "workers": SHORT["workers"], "duration": 1.0, "repeat": 1, "cost": "1",
+            "capacity_strategies": list(SHORT["strategies"]), "capacity_duration": SHORT["duration_s"],
+            "capacity_steps": SHORT["steps"]})
+        assert steps.searches(checked)
+        # the Params checked on a catalog dataset, run on this test's own stream
+        conf = {**checked, "datasets": ["zipf"], "when": "2026-12-06T03:00:00+00:00", "out_root": str(root / "out")}
+        for attempt in range(1, 4):  # a calibration refused on a busy machine runs again (tests/live_common.py)
+            lines: list[str] = []
+            try:
+                done = steps.run_dataset(conf, {"name": "zipf", "path": str(data)}, conf["out_root"], attempt=attempt,
+                                         progress=lines.append, cluster=flink_cluster)
+                break
+            except ImplausibleCalibration as e:
+                refusals.append(str(e))
+        else:
+            pytest.fail(f"the calibration refused the machine three times: {refusals}")
+        assert done["capacity"] == str(steps.dataset_dir(conf["out_root"], "zipf") / steps.CAPACITY)
+        res = json.loads(Path(done["capacity"]).read_text())
+        steps.open_tracking(conf, dag_id, run_id)
+        logged = steps.log_results(conf, dag_id, run_id)
+        text = steps.report(conf, dag_id, run_id)
+    return res, lines, conf, logged, text
 
 
 @pytest.mark.slow
 @pytest.mark.timing
 def test_a_short_search_on_flink_tells_the_rates_apart_and_narrows_monotonely(short_search):
-    res, lines = short_search
+    res, lines, _, _, _ = short_search
     rows = {r["strategy"]: r for r in res["rows"]}
     assert sorted(rows) == sorted(SHORT["strategies"])
     for name, r in rows.items():
@@ -319,8 +341,7 @@ def test_a_short_search_on_flink_tells_the_rates_apart_and_narrows_monotonely(sh
 @pytest.mark.slow
 @pytest.mark.timing
 def test_a_short_search_reports_its_fields_as_json(short_search):
-    res, _ = short_search
-    doc = json.loads(json.dumps(res, default=float))
+    doc, _, _, _, _ = short_search
     for key in ("dataset", "workers", "repeat", "duration_s", "search", "overhead_ms", "calibrations", "rows",
                 "verdict"):
         assert key in doc, key
@@ -335,3 +356,35 @@ def test_a_short_search_reports_its_fields_as_json(short_search):
         # the prediction is the busiest worker's: 1000 x tuples / its busy ms
         assert r["predicted"] == pytest.approx(1000.0 * r["tuples"] / max(r["predicted_busy_ms"]))
     assert doc["verdict"]["within"] == all(r["within"] for r in doc["rows"])
+
+
+@pytest.mark.slow
+@pytest.mark.timing
+def test_the_weekly_live_run_logs_the_search_and_shows_it(short_search):
+    """What the live DAG makes of its search: the parent run's capacity metrics equal capacity.json's
+    rows, capacity.json is an artifact beside live.json, the page's capacity section and the report's
+    table name every searched strategy with its numbers."""
+    from mlflow import MlflowClient
+
+    from skewbench.live import steps
+    from skewbench.live.capacity_run import table
+    from skewbench.present.plotting import fmt_number
+
+    res, _, conf, logged, text = short_search
+    uri = f"sqlite:///{Path(conf['out_root']).parent}/mlflow.db"
+    client = MlflowClient(uri)
+    parent = client.get_run(logged["parent_run_id"])
+    assert parent.info.status == "FINISHED"
+    for r in res["rows"]:
+        got = {k.rsplit("/", 1)[1]: v for k, v in parent.data.metrics.items() if k.startswith(f"capacity/zipf/{r['strategy']}/")}
+        assert got == {k: float(r[k]) for k in ("predicted", "measured", "measured_min", "measured_max", "ratio",
+                                                "within", "separated") if r[k] is not None}, r["strategy"]
+    assert parent.data.metrics["capacity/zipf/overhead_ms"] == res["overhead_ms"]
+    assert sorted(a.path for a in client.list_artifacts(parent.info.run_id, "live/zipf")) == [
+        "live/zipf/capacity.json", "live/zipf/live.json"]
+    page = (Path(conf["out_root"]) / steps.PAGE).read_text()
+    assert "zipf: capacity on Flink, measured against predicted" in page and 'alt="zipf flink capacity"' in page
+    for r in res["rows"]:
+        assert f"<tr><td>{r['strategy']}</td><td class=\"num\">{r['tuples']:,}</td>" in page
+        assert f"<td class=\"num\">{fmt_number(r['predicted'])}</td>" in page
+    assert "capacity on flink (4 workers, 1 search each):\n" + table(res) in text

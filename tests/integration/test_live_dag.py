@@ -52,7 +52,8 @@ STRATEGIES = ["kg", "pkg", "spark-sql"]
 CONF = {"datasets": [DATASET], "engines": ["spark"], "flink_address": "", "taskmanagers": 2, "native": True,
         "strategies": STRATEGIES, "routing": "replay", "shedders": [], "workers": 4, "duration": 30.0, "load": 62.5, "rate": None,
         "tuples": None, "cost": "40", "work": "sleep", "job": "agg", "window": 1000.0, "merge_parallelism": 0,
-        "state_backend": "hashmap", "checkpoint_interval": 0.0, "repeat": 2, "spark_tuples": 120}
+        "state_backend": "hashmap", "checkpoint_interval": 0.0, "repeat": 2, "spark_tuples": 120,
+        "capacity_search": True, "capacity_strategies": ["kg", "pkg"], "capacity_duration": 8.0, "capacity_steps": 5}
 #: what a run the calibration refused says (the machine was busy); Airflow retries run_live once
 REFUSED = "ImplausibleCalibration: implausible calibration"
 WHEN = "2026-12-06T03:00:00+00:00"

@@ -26,7 +26,10 @@ SECTIONS = {
     "duration": "Stream and work", "load": "Stream and work", "rate": "Stream and work", "tuples": "Stream and work",
     "cost": "Stream and work", "work": "Stream and work", "job": "Flink job", "window": "Flink job",
     "merge_parallelism": "Flink job", "state_backend": "Flink job", "checkpoint_interval": "Flink job",
-    "repeat": "Measurement", "spark_tuples": "Measurement"}
+    "repeat": "Measurement", "spark_tuples": "Measurement", "capacity_search": "Capacity search",
+    "capacity_strategies": "Capacity search", "capacity_duration": "Capacity search", "capacity_steps": "Capacity search"}
+#: the capacity search's Params (not LiveConfig fields: capacity_config makes its configuration)
+CAPACITY = ("capacity_search", "capacity_strategies", "capacity_duration", "capacity_steps")
 #: a Param and the option of ``skewbench live`` (its click parameter's name) that it sets
 CLI_NAMES = {"workers": "workers", "duration": "duration_s", "load": "load", "rate": "rate", "tuples": "tuples",
              "cost": "cost", "work": "work", "job": "job", "window": "window_ms",
@@ -83,7 +86,7 @@ def test_every_param_reaches_the_live_run():
              "state_backend": "rocksdb", "checkpoint_interval": 5, "repeat": 2, "spark_tuples": 1000,
              "taskmanagers": 3, "routing": "replay"}
     cfg = steps.config(steps.check_params(given), "live-zipf-2.0")
-    assert set(FIELDS) | {"datasets"} == set(steps.params_schema())
+    assert set(FIELDS) | {"datasets", *CAPACITY} == set(steps.params_schema())
     got = {k: getattr(cfg, f) for k, f in FIELDS.items()}
     assert got == {**given, "engines": ("spark",), "strategies": ("kg", "pkg"), "shedders": ("las",), "cost": 2.5,
                    "duration": 12.5, "load": 80.0, "rate": 300.0, "window": 500.0, "checkpoint_interval": 5.0}
@@ -115,6 +118,10 @@ EVERY_BAD = [
     ("repeat", 21, "parameter 'repeat': 21 is out of range; allowed: 1 to 20."),
     ("spark_tuples", 0, "parameter 'spark_tuples': 0 is out of range; allowed: 1 to 5,000,000."),
     ("taskmanagers", 17, "parameter 'taskmanagers': 17 is out of range; allowed: 1 to 16."),
+    ("capacity_search", "yes", "parameter 'capacity_search' is true or false, got 'yes'."),
+    ("capacity_strategies", ["kg", "zz"], "parameter 'capacity_strategies': 'zz' is not one of "),
+    ("capacity_duration", 0.5, "parameter 'capacity_duration': 0.5 is out of range; allowed: 1 to 120."),
+    ("capacity_steps", 21, "parameter 'capacity_steps': 21 is out of range; allowed: 0 to 20."),
     ("native", "yes", "parameter 'native' is true or false, got 'yes'."),
     ("flink_address", "nohost", "parameter 'flink_address' is HOST:PORT of a Flink REST endpoint or empty, got "
                                 "'nohost'."),
@@ -133,8 +140,36 @@ def test_every_bad_value_is_one_sentence_before_anything_starts():
 
 @pytest.mark.parametrize("name, value, sentence", EVERY_BAD[1:], ids=[n for n, _, _ in EVERY_BAD[1:]])
 def test_each_bad_value_alone_is_its_sentence(name, value, sentence):
-    with pytest.raises(SkewbenchError, match="^" + re.escape(sentence) + "$"):
+    with pytest.raises(SkewbenchError, match="^" + re.escape(sentence) + ("" if sentence.endswith(".") else ".*") + "$"):
         steps.check_params({"engines": ["spark"], name: value})
+
+
+def test_the_capacity_search_defaults_are_the_searchs_own():
+    """The weekly run searches kg, pkg, dc and sg with the command's defaults (repeated in steps so
+    that parsing the DAG imports neither module)."""
+    from skewbench.live import capacity, capacity_run
+
+    schema = steps.params_schema()
+    assert schema["capacity_search"]["default"] is True
+    assert schema["capacity_strategies"]["default"] == list(capacity_run.DEFAULT_STRATEGIES)
+    assert schema["capacity_duration"]["default"] == capacity_run.DEFAULT_DURATION_S
+    assert schema["capacity_steps"]["default"] == capacity.STEPS
+
+
+def test_the_capacity_search_runs_on_flink_alone_with_its_strategies():
+    conf = steps.check_params({"engines": ["spark"]})
+    assert not steps.searches(conf)  # no Flink: no search, and its defaults are no error
+    # an empty list is refused only when the search runs
+    steps.check_params({"engines": ["spark"], "capacity_strategies": []})
+    conf = {**conf, "engines": ["flink", "spark"], "shedders": ["las"], "rate": 300, "tuples": 900,
+            "capacity_strategies": ["kg", "dc"], "capacity_duration": 5.0}
+    assert steps.searches(conf) and not steps.searches({**conf, "capacity_search": False})
+    cfg = steps.capacity_config(conf, "live-zipf-1.4")
+    base = steps.config(conf, "live-zipf-1.4")
+    assert (cfg.engines, cfg.grouping, cfg.shedding, cfg.rate, cfg.tuples, cfg.duration_s) == (
+        ("flink",), ("kg", "dc"), (), None, None, 5.0)
+    assert dataclasses.replace(cfg, engines=base.engines, grouping=base.grouping, shedding=base.shedding, rate=base.rate,
+                               tuples=base.tuples, duration_s=base.duration_s) == base
 
 
 @pytest.mark.parametrize("params,message", [
@@ -158,6 +193,8 @@ def test_each_bad_value_alone_is_its_sentence(name, value, sentence):
     # 600 s at ten times the workers' capacity: 48,000,000 tuples, 6,000 s of work
     ({"duration": 600, "load": 1000, "engines": ["flink", "spark"]},
      r"^48,000,000 tuples of 1 ms on 8 workers take at least 6000 s per strategy"),
+    # the search runs on Flink: it needs a strategy to search
+    ({"engines": ["flink"], "capacity_strategies": []}, r"^parameter 'capacity_strategies' is empty; choose from "),
     ({"spark_tuples": 2_000_000, "cost": "5"},
      r"^parameter 'spark_tuples': 2,000,000 tuples of 5 ms on 8 workers take at least 1250 s per strategy on Spark; "
      r"at most 600: fewer spark_tuples or a lower cost\.$"),
@@ -322,3 +359,49 @@ def test_a_runs_one_line_says_what_each_engine_ran():
     result["rows"][0]["repeat"] = 1
     assert steps.describe(result).endswith("(8 workers, fixed 2 ms; spark: a batch stage of 4,000 tuples, 1 run a "
                                            "phase)")
+
+
+#: a capacity search's result as capacity_run.capacity_search returns it (the fields the page,
+#: MLflow and the console read)
+CAPACITY_DOC = {
+    "dataset": "live-zipf-1.4", "workers": 8, "repeat": 3, "duration_s": 8.0, "overhead_ms": 0.0421,
+    "search": {"share": 0.01}, "verdict": {"tolerance": 0.15, "within": False, "outside": ["pkg"]},
+    "rows": [{"strategy": "kg", "routing": "engine", "tuples": 20_000, "predicted": 2500.0, "measured": 2400.0,
+              "measured_min": 2300.0, "measured_max": 2450.0, "ratio": 0.96, "within": True, "separated": True},
+             {"strategy": "pkg", "routing": "engine", "tuples": 40_000, "predicted": 6000.0, "measured": 4500.0,
+              "measured_min": 4400.0, "measured_max": 4800.0, "ratio": 0.75, "within": False, "separated": False}]}
+
+
+def test_a_capacity_search_is_its_parent_runs_metrics():
+    from skewbench.live.tracking import capacity_metrics
+
+    assert capacity_metrics({"dataset": "d", "capacity": None}) == {} == capacity_metrics({"dataset": "d"})
+    m = capacity_metrics({"dataset": "live-zipf-1.4", "capacity": CAPACITY_DOC})
+    assert m["capacity/live-zipf-1.4/overhead_ms"] == 0.0421
+    assert {k: v for k, v in m.items() if k.startswith("capacity/live-zipf-1.4/pkg/")} == {
+        "capacity/live-zipf-1.4/pkg/predicted": 6000.0, "capacity/live-zipf-1.4/pkg/measured": 4500.0,
+        "capacity/live-zipf-1.4/pkg/measured_min": 4400.0, "capacity/live-zipf-1.4/pkg/measured_max": 4800.0,
+        "capacity/live-zipf-1.4/pkg/ratio": 0.75, "capacity/live-zipf-1.4/pkg/within": 0.0,
+        "capacity/live-zipf-1.4/pkg/separated": 0.0}
+    assert m["capacity/live-zipf-1.4/kg/within"] == 1.0 and len(m) == 1 + 2 * 7
+
+
+def test_the_page_has_a_capacity_section_with_its_figure_and_rows():
+    html = "\n".join(livepage.capacity_sections(CAPACITY_DOC, "live-zipf-1.4"))
+    assert "live-zipf-1.4: capacity on Flink, measured against predicted" in html
+    assert "Verdict: outside 15% of its prediction: pkg." in html
+    assert "with 8 workers" in html and "searched 3 times" in html
+    rows = re.findall(r"<tr><td>(\w+)</td>(.*?)</tr>", html)
+    assert [r[0] for r in rows] == ["kg", "pkg"]
+    assert [re.sub(r"<[^>]+>", "|", r[1]).replace("||", "|").strip("|").split("|") for r in rows] == [
+        ["20,000", "2,500", "2,400", "2,300–2,450", "0.96", "yes", "yes"],
+        ["40,000", "6,000", "4,500", "4,400–4,800", "0.75", "no", "no"]]
+    png = re.search(r'alt="live-zipf-1.4 flink capacity" src="data:image/png;base64,([^"]+)"', html)
+    assert png is not None
+    import base64
+
+    assert Image.open(io.BytesIO(base64.b64decode(png.group(1)))).size[0] > 300
+    # a run without a search has no such section
+    run = {"dataset": "d", "rows": []}
+    assert "capacity on Flink" not in "".join(livepage.run_sections(run))
+    assert "capacity on Flink" in "".join(livepage.run_sections({**run, "capacity": CAPACITY_DOC}))

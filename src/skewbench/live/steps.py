@@ -23,11 +23,15 @@ Flink job         ``job`` (agg: the keyed windowed aggregation; map: the statele
                   ``checkpoint_interval`` (s, 0: none)
 Measurement       ``repeat`` (runs of every phase: medians with their range), ``spark_tuples``
                   (the prefix a Spark stage runs)
+Capacity search   ``capacity_search`` (on Flink, after the phases: each of ``capacity_strategies``'
+                  capacity searched over rates ``repeat`` times, :mod:`skewbench.live.capacity_run`,
+                  beside the capacity its routing predicts), ``capacity_duration`` (a probe's seconds
+                  of stream at the predicted capacity), ``capacity_steps`` (halvings of the bracket)
 
 A dataset's outputs go to ``<runs root>/<logical date>/live-<run id>/<dataset>/``: ``live.json``
 (written atomically once the run is complete; :func:`skewbench.live.run.live_rows`'s result with
-the attempt), the engines' per-tuple timings in ``work/``, and ``failure.json`` when the run
-failed (its reason, for the MLflow parent).  The run's page is ``live.html`` beside them.
+the attempt), ``capacity.json`` with the capacity search (when it ran), the engines' per-tuple
+timings in ``work/``, and ``failure.json`` when the run failed (its reason, for the MLflow parent).  The run's page is ``live.html`` beside them.
 
 This module imports only light modules at import time: the DAG reads it at parse time.
 """
@@ -51,7 +55,13 @@ SET = "live"
 #: the grouping strategies run by default: ``skewbench live``'s, and spark-sql, so that both
 #: engines' own routing (Flink's keyBy for flink, Spark SQL's repartition for spark-sql) is checked
 DEFAULT_STRATEGIES = (*lc.DEFAULT_GROUPING, "spark-sql")
-RESULTS, FAILURE, PAGE = "live.json", "failure.json", "live.html"
+RESULTS, FAILURE, PAGE, CAPACITY = "live.json", "failure.json", "live.html", "capacity.json"
+#: the capacity search's defaults (those of :mod:`skewbench.live.capacity_run` and
+#: :mod:`skewbench.live.capacity`, repeated here so that parsing the DAG imports neither; a test
+#: keeps them equal)
+CAPACITY_STRATEGIES = ("kg", "pkg", "dc", "sg")
+CAPACITY_DURATION_S = 8.0
+CAPACITY_STEPS = 5
 
 
 def _grouping_names() -> list[str]:
@@ -142,6 +152,20 @@ def params_schema() -> dict[str, dict[str, Any]]:
         "spark_tuples": {"type": "integer", "default": lc.SPARK_TUPLES, "section": "Measurement",
                          "description": f"The stream's first tuples a Spark stage runs (a batch) (allowed: 1 to "
                                         f"{lc.MAX_TUPLES:,})."},
+        "capacity_search": {"type": "boolean", "default": True, "section": "Capacity search",
+                            "description": "On Flink, after the phases: search each capacity strategy's capacity "
+                                           "(the largest rate its job sustains with the workers, judged by the "
+                                           "sources' lag trend; repeat searches each) beside the capacity its "
+                                           "routing predicts. Runs only when engines has flink."},
+        "capacity_strategies": {"type": "array", "items": {"type": "string"}, "default": list(CAPACITY_STRATEGIES),
+                                "examples": _grouping_names(), "section": "Capacity search",
+                                "description": "Grouping strategies whose capacity is searched."},
+        "capacity_duration": {"type": "number", "default": CAPACITY_DURATION_S, "section": "Capacity search",
+                              "description": "A probe's seconds of stream at the predicted capacity (allowed: 1 "
+                                             "to 120)."},
+        "capacity_steps": {"type": "integer", "default": CAPACITY_STEPS, "section": "Capacity search",
+                           "description": "Halvings of the bracket between a sustained and an unsustained rate "
+                                          "after the first two probes (allowed: 0 to 20)."},
     }
 
 
@@ -248,6 +272,12 @@ def _values(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     _number("repeat", v["repeat"], 1, lc.MAX_REPEAT, True, bad)
     _number("spark_tuples", v["spark_tuples"], 1, lc.MAX_TUPLES, True, bad)
     _number("taskmanagers", v["taskmanagers"], 1, 16, True, bad)
+    if not isinstance(v["capacity_search"], bool):
+        bad.append(f"parameter 'capacity_search' is true or false, got {v['capacity_search']!r}.")
+    v["capacity_strategies"] = _names("capacity_strategies", v["capacity_strategies"], registry.names("grouping"), bad,
+                                      allow_empty=not (v["capacity_search"] is True and "flink" in v["engines"]))
+    _number("capacity_duration", v["capacity_duration"], 1.0, 120.0, False, bad)
+    _number("capacity_steps", v["capacity_steps"], 0, 20, True, bad)
     if v["rate"] == 0 and not isinstance(v["rate"], bool) and "flink" in v["engines"]:
         bad.append("parameter 'rate': 0 (every tuple due at once) has no steady state to measure on Flink; leave it "
                    "empty (from load) or give tuples per second.")
@@ -298,6 +328,10 @@ def check_params(params: Mapping[str, Any]) -> dict[str, Any]:
     v["datasets"] = [e.name for e in entries]
     cfg = config(v, v["datasets"][0])
     cfg.check()
+    if searches(v):
+        from skewbench.live.capacity_run import check_config
+
+        check_config(capacity_config(v, v["datasets"][0]))
     if v["cost"] != "dataset":
         _check_work(cfg, float(v["cost"]))
     if "flink" in v["engines"]:
@@ -336,6 +370,20 @@ def config(conf: Mapping[str, Any], dataset: str) -> lc.LiveConfig:
                          work=conf["work"], engines=tuple(conf["engines"]), grouping=tuple(conf["strategies"]),
                          shedding=tuple(conf["shedders"]), native=bool(conf["native"]),
                          routing=conf["routing"], flink_address=conf["flink_address"])
+
+
+def searches(conf: Mapping[str, Any]) -> bool:
+    """Whether the run searches capacities: ``capacity_search`` set and Flink among the engines."""
+    return bool(conf.get("capacity_search")) and "flink" in conf["engines"]
+
+
+def capacity_config(conf: Mapping[str, Any], dataset: str) -> lc.LiveConfig:
+    """The capacity search's live configuration: the run's (:func:`config`) on Flink alone, with
+    the capacity strategies, no shedders, a probe's duration, each probe's rate its own."""
+    import dataclasses
+
+    return dataclasses.replace(config(conf, dataset), engines=("flink",), grouping=tuple(conf["capacity_strategies"]),
+                               shedding=(), rate=None, tuples=None, duration_s=float(conf["capacity_duration"]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -400,30 +448,47 @@ def attempt_note(attempt: int) -> str:
 
 
 def run_dataset(conf: Mapping[str, Any], dataset: Mapping[str, Any], out_root: str, attempt: int = 1,
-                progress: Callable[[str], None] = print) -> dict[str, Any]:
-    """Execute one dataset live (:func:`skewbench.live.run.live_rows`) and write its ``live.json``;
-    on failure write ``failure.json`` (the reason) and raise.  A retry discards what an earlier
-    attempt left and runs everything again."""
+                progress: Callable[[str], None] = print, cluster: Any = None) -> dict[str, Any]:
+    """Execute one dataset live (:func:`skewbench.live.run.live_rows`), then, when the run
+    :func:`searches`, search its capacities on Flink (:func:`skewbench.live.capacity_run.capacity_search`:
+    a cluster of its own, calibrated again); write ``capacity.json`` and ``live.json`` once both
+    are complete, or ``failure.json`` (the reason) and raise.  A retry discards what an earlier
+    attempt left and runs everything again.  ``cluster``: a running local Flink cluster both use
+    (kept running; :func:`skewbench.live.flinkcluster.local_cluster`), else each starts its own."""
     from skewbench.live.run import live_rows
     from skewbench.settings import settings
 
     out = dataset_dir(out_root, dataset["name"])
     if attempt > 1:
         progress(f"attempt {attempt_note(attempt)}")
-    for stale in (out / RESULTS, out / FAILURE):
+    for stale in (out / RESULTS, out / FAILURE, out / CAPACITY):
         stale.unlink(missing_ok=True)
     shutil.rmtree(out / "work", ignore_errors=True)
     (out / "work").mkdir(parents=True)
+    step = "live run"
     try:
         res = live_rows(dataset["path"], config(conf, dataset["name"]), out / "work", state=settings().state,
-                        progress=progress)
+                        progress=progress, cluster=cluster)
+        found = None
+        if searches(conf):
+            from skewbench.live.capacity_run import SearchSettings, capacity_search
+
+            step = "capacity search"
+            progress(f"{dataset['name']}: the capacity search of {', '.join(conf['capacity_strategies'])}")
+            found = capacity_search(dataset["path"], capacity_config(conf, dataset["name"]),
+                                    SearchSettings(steps=int(conf["capacity_steps"])), out / "work" / "capacity",
+                                    state=settings().state, duration_s=float(conf["capacity_duration"]),
+                                    progress=progress, cluster=cluster)
     except Exception as e:
-        _write_json(out / FAILURE, {"dataset": dataset["name"], "attempt": attempt,
+        _write_json(out / FAILURE, {"dataset": dataset["name"], "attempt": attempt, "step": step,
                                     "error": f"{type(e).__name__}: {' '.join(str(e).split())}"[:2000]})
         raise
+    if found is not None:
+        _write_json(out / CAPACITY, {**found, "dataset": dataset["name"], "attempt": attempt})
     doc = {**res.to_dict(), "dataset": dataset["name"], "attempt": attempt, "attempt_note": attempt_note(attempt)}
     _write_json(out / RESULTS, doc)
-    return {"dataset": dataset["name"], "path": str(out / RESULTS), "rows": len(res.rows), "attempt": attempt}
+    return {"dataset": dataset["name"], "path": str(out / RESULTS), "rows": len(res.rows), "attempt": attempt,
+            "capacity": None if found is None else str(out / CAPACITY)}
 
 
 def open_tracking(conf: Mapping[str, Any], dag_id: str, run_id: str) -> dict[str, str]:
@@ -440,7 +505,8 @@ def failure_reason(out_root: str, datasets: list[str], fallback: str) -> str:
         f = dataset_dir(out_root, name) / FAILURE
         if f.is_file():
             doc = json.loads(f.read_text())
-            reasons.append(f"{name} (attempt {doc.get('attempt')}): {doc.get('error')}")
+            step = f", {doc['step']}" if doc.get("step") else ""
+            reasons.append(f"{name} (attempt {doc.get('attempt')}{step}): {doc.get('error')}")
     return "; ".join(reasons) or fallback
 
 
@@ -454,13 +520,16 @@ def fail_tracking(conf: Mapping[str, Any], dag_id: str, run_id: str, fallback: s
 
 
 def load_results(conf: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every dataset's ``live.json`` of the run (with its ``path``); an error names a missing one."""
+    """Every dataset's ``live.json`` of the run (with its ``path``, and its capacity search's
+    ``capacity.json`` as ``capacity`` when there is one: else None); an error names a missing one."""
     out = []
     for name in conf["datasets"]:
         f = dataset_dir(conf["out_root"], name) / RESULTS
         if not f.is_file():
             raise SkewbenchError(f"{name}: no {RESULTS} in {f.parent}: its live run did not complete")
-        out.append({**json.loads(f.read_text()), "path": str(f)})
+        cap = f.with_name(CAPACITY)
+        out.append({**json.loads(f.read_text()), "path": str(f),
+                    "capacity": {**json.loads(cap.read_text()), "path": str(cap)} if cap.is_file() else None})
     return out
 
 
@@ -509,6 +578,12 @@ def report(conf: Mapping[str, Any], dag_id: str, run_id: str) -> str:
         lines += [f"{describe(r)}, attempt {r.get('attempt_note')}", table(r["rows"])]
         lines += [f"  {a['engine']}: {a['metric']} ranks {a['strategies']} strategies alike, Kendall tau "
                   f"{'-' if a['kendall_tau'] is None else format(a['kendall_tau'], '.3f')}" for a in r["agreement"]]
+        if r.get("capacity"):
+            from skewbench.live.capacity_run import table as capacity_table
+
+            n = int(r["capacity"]["repeat"])
+            lines += [f"capacity on flink ({r['capacity']['workers']} workers, {n} search{'es' if n != 1 else ''} "
+                      f"each):", capacity_table(r["capacity"])]
         lines.append("")
     lines += [f"page: {page}", f"MLflow: {url}"]
     return "\n".join(lines)

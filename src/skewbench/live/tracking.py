@@ -279,7 +279,33 @@ def parent_metrics(res: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, 
     for engine, cals in (res.get("calibrations") or {}).items():
         for which in ("before", "after"):
             metrics.update(flat_numbers(f"calibration/{ds}/{engine}/{which}", (cals or {}).get(which)))
+    metrics.update(capacity_metrics(res))
     return metrics, tags
+
+
+#: what a capacity search's row gives its dataset's parent run, per strategy
+CAPACITY_FIELDS = ("predicted", "measured", "measured_min", "measured_max", "ratio", "within", "separated")
+
+
+def capacity_metrics(res: Mapping[str, Any]) -> dict[str, float]:
+    """The capacity search's numbers (``res["capacity"]``, absent or None when none ran) as the
+    parent run's metrics ``capacity/<dataset>/<strategy>/<field>`` (:data:`CAPACITY_FIELDS`:
+    tuples per second, their ratio, and ``within`` and ``separated`` as 1 or 0), and the
+    calibration's overhead ``capacity/<dataset>/overhead_ms``."""
+    cap = res.get("capacity")
+    if not cap:
+        return {}
+    ds = str(res["dataset"])
+    out: dict[str, float] = {}
+    if (f := _number(cap.get("overhead_ms"))) is not None:
+        out[f"capacity/{ds}/overhead_ms"] = f
+    for row in cap.get("rows") or ():
+        for k in CAPACITY_FIELDS:
+            v = row.get(k)
+            f = float(v) if isinstance(v, bool) else _number(v)
+            if f is not None:
+                out[f"capacity/{ds}/{row['strategy']}/{k}"] = f
+    return out
 
 
 def find_simulated(uri: str, row: Mapping[str, Any]):
@@ -358,7 +384,8 @@ def log_results(results: Sequence[Mapping[str, Any]], dag_id: str, run_id: str) 
         m, t = parent_metrics(res)
         parent_numbers.update(m)
         parent_tags.update(t)
-        tr.log_files(uri, pid, [res["path"]], f"live/{res['dataset']}")
+        tr.log_files(uri, pid, [res["path"]] + ([res["capacity"]["path"]] if res.get("capacity") else []),
+                     f"live/{res['dataset']}")
     retried = [f"{r['dataset']} (attempt {r['attempt']})" for r in results if int(r.get("attempt", 1)) > 1]
     fps = [str(r["stream"]["fingerprint"]) for r in results]
     tr.update_run(uri, pid, metrics=parent_numbers, tags={

@@ -61,7 +61,9 @@ NOT_SEPARATED_TAG = "skewbench.not_separated"
 #: metric -> (measured column, predicted column, axis label)
 METRICS = {"throughput": ("throughput_measured", "throughput_predicted", "throughput (tuples/s)"),
            "latency_p99": ("latency_p99_measured_ms", "latency_p99_predicted_ms", "p99 latency (ms)"),
-           "makespan": ("makespan_measured_s", "makespan_predicted_s", "makespan (s)")}
+           "makespan": ("makespan_measured_s", "makespan_predicted_s", "makespan (s)"),
+           # the capacity search's (capacity_points): the largest rate sustained
+           "capacity": ("capacity_measured", "capacity_predicted", "capacity (tuples/s)")}
 #: the agreement's name of each metric (:func:`skewbench.live.compare.agreement`)
 AGREEMENT_NAMES = {"throughput": "throughput", "latency_p99": "latency_p99_ms", "makespan": "makespan_s"}
 #: both axes logarithmic when the positive values span more than this ratio
@@ -545,6 +547,55 @@ def run_sections(run: Mapping[str, Any], heading: str = "h2", links: bool = True
                             "sources' ms per second back-pressured as Flink reports it, blocked as the records "
                             "show and as the model has it"))
     out.append(_rows_table(rows, (run.get("simulated") or {}) if links else {}))
+    if run.get("capacity"):
+        out += capacity_sections(run["capacity"], dataset, _sub(heading))
+    return out
+
+
+def capacity_points(cap: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A capacity search's rows (``capacity.json``) as the figure's points: per strategy its
+    predicted capacity and the searches' median, minimum and maximum."""
+    return [{"engine": "flink", "strategy": r["strategy"], "routing": r.get("routing"),
+             "capacity_predicted": r.get("predicted"), "capacity_measured": r.get("measured"),
+             "capacity_measured_min": r.get("measured_min"), "capacity_measured_max": r.get("measured_max")}
+            for r in cap.get("rows") or ()]
+
+
+def capacity_sections(cap: Mapping[str, Any], dataset: str, heading: str = "h3") -> list[str]:
+    """The capacity search of a dataset: a line on what was searched and the verdict, the figure
+    (measured against predicted capacity, each strategy's median over the searches and their
+    range), and a row per strategy."""
+    tol = _value((cap.get("verdict") or {}).get("tolerance")) or 0.15
+    rows = list(cap.get("rows") or ())
+    out = [f'<{heading} id="{_esc(_anchor(dataset + " capacity"))}">{_esc(dataset)}: capacity on Flink, measured '
+           f"against predicted</{heading}>"]
+    v = cap.get("verdict") or {}
+    verdict = ("every strategy within " if v.get("within") else "outside ") + f"{tol:.0%} of its prediction" + (
+        "" if v.get("within") else ": " + ", ".join(map(str, v.get("outside") or ())))
+    out.append(f'<p class="note">The largest rate each strategy\'s job sustains with {_esc(cap.get("workers", "?"))} '
+               f"workers (the sources' lag growing by under {_esc(format(_value((cap.get('search') or {}).get('share')) or 0.01, '.0%'))} "
+               f"of the rate after the warm-up), searched {_esc(cap.get('repeat', '?'))} times over rates "
+               f"(a probe: {_esc(cap.get('duration_s', '?'))} s of stream at the predicted capacity), beside the capacity "
+               f"its routing of the same tuples predicts with the calibrated overhead of "
+               f"{_num(cap.get('overhead_ms'))} ms a record. Verdict: {_esc(verdict)}.</p>")
+    png = figure_png(capacity_points(cap), "flink", "capacity", f"{dataset}: flink, capacity")
+    if png is not None:
+        out.append(_img(png, f"{dataset} flink capacity",
+                        "flink: measured against predicted capacity; a point: the median over the searches, its bar: "
+                        "their minimum to maximum; dashed: y = x (as predicted)"))
+    heads = ["strategy", "tuples a probe", "predicted (tuples/s)", "measured (tuples/s)", "min–max", "ratio",
+             f"within {tol:.0%}", "searches separated"]
+    body = []
+    for r in rows:
+        rng = f"{_num(r.get('measured_min'))}–{_num(r.get('measured_max'))}"
+        body.append("<tr>" + "".join([
+            f"<td>{_esc(r['strategy'])}</td>", f'<td class="num">{_num(r.get("tuples"))}</td>',
+            f'<td class="num">{_num(r.get("predicted"))}</td>', f'<td class="num">{_num(r.get("measured"))}</td>',
+            f'<td class="num">{rng}</td>', f'<td class="num">{_num(r.get("ratio"))}</td>',
+            f"<td>{'yes' if r.get('within') else 'no'}</td>", f"<td>{'yes' if r.get('separated') else 'no'}</td>"])
+            + "</tr>")
+    out.append("<table><thead><tr>" + "".join(f"<th>{_esc(h)}</th>" for h in heads) + "</tr></thead><tbody>"
+               + "".join(body) + "</tbody></table>")
     return out
 
 
