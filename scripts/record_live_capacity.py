@@ -1,5 +1,5 @@
 """The live capacity search's recorded measurement (docs/live.md, "The capacity search"), in one
-command (about 40 minutes on a 2-core machine with nothing else running):
+command (about 25 minutes on a 2-core machine with nothing else running):
 
     SKEWBENCH_FLINK_PYTHON=.venv-flink/bin/python .venv/bin/python scripts/record_live_capacity.py OUT_DIR
 
