@@ -1,5 +1,6 @@
 # skewbench: every target bootstraps what it needs (virtual environment, locked dependencies).
-#   make run        the nightly pipeline once, on embedded defaults (Airflow, Spark, GE, MLflow);
+#   make run        the nightly pipeline once, on embedded defaults (Airflow, Spark, GE, MLflow), its tasks
+#                   two at a time (SKEWBENCH_RUN_PARALLELISM=1: one at a time);
 #                   RUN_CONF='{"catalog_set": "paper"}' passes the DAG's parameters
 #   make live       the live mode once (the skewbench_live DAG with dag.test()), short: live-zipf-1.4
 #                   on Flink and Spark, six strategies, 8 s phases twice, each measured against the
@@ -11,7 +12,7 @@
 #   make test       the import-layer contracts (import-linter) and the test suite, reproduction and
 #                   slow tests aside (what CI runs first)
 #   make docs       regenerate docs/results.md from the families' schemas
-#   make bench      the benchmarks, about 40 minutes (figures go to BENCHMARKS.md, plots to docs/img)
+#   make bench      the benchmarks, about an hour (figures go to BENCHMARKS.md, plots to docs/img)
 #   make reproduce  the paper-reproduction checks and the timing checks (CI runs it after make test)
 #   make slow       the slow integration checks: Airflow's scheduler and UI, the live DAG (CI: after reproduce)
 #   make images     the Docker images of docker/compose.yaml, with or without an image registry
@@ -168,6 +169,7 @@ bench: $(READY)
 	$(BIN)/python benchmarks/bench_scaling.py || rc=1; \
 	$(BIN)/python benchmarks/bench_allocation.py || rc=1; \
 	$(BIN)/python benchmarks/bench_partitioners.py || rc=1; \
+	$(BIN)/python benchmarks/bench_nightly.py || rc=1; \
 	exit $$rc
 
 docs: $(READY)

@@ -1,7 +1,9 @@
 """Run the skewbench_nightly DAG once with `dag.test()` on the embedded defaults (`make run`).
 
-The DAG's chatty log goes to $SKEWBENCH_STATE/logs/nightly-<time>.log; while the run goes this
-shows one progress line (a bar over the DAG's tasks, rewritten in place on a terminal, a line per
+The DAG's tasks run two at a time (skewbench.dagrun: Airflow's LocalExecutor, with an API server
+started for the run; SKEWBENCH_RUN_PARALLELISM=1 runs them one after another, as dag.test()
+alone does). The chatty log goes to $SKEWBENCH_STATE/logs/nightly-<time>.log; while the run goes
+this shows one progress line (a bar over the DAG's tasks, rewritten in place on a terminal, a line per
 tenth of the tasks otherwise), then a short summary (skewbench.present.console): the task states as
 counts with the failed tasks named, the "what to pick" line of each dataset and family
 (skewbench.present.picks), and where the overview, the full tables (SUMMARY.md) and MLflow's store are.
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -25,7 +26,10 @@ from skewbench.present.picks import night_picks
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def child(conf: dict) -> None:
+def child(conf: dict, log_dir: Path) -> None:
+    from skewbench import dagrun
+
+    dagrun.prepare(parallelism())  # before Airflow is imported
     import great_expectations  # noqa: F401  (before Airflow, or GE's logging floods)
     from airflow.dag_processing.dagbag import DagBag
 
@@ -33,18 +37,25 @@ def child(conf: dict) -> None:
     if bag.import_errors:
         print("DAG import errors:", json.dumps({k: str(v) for k, v in bag.import_errors.items()}), flush=True)
         sys.exit(2)
-    run = bag.get_dag("skewbench_nightly").test(run_conf=conf)
+    dag = bag.get_dag("skewbench_nightly")
+    run = dagrun.run_once(dag, conf, log_dir=log_dir,
+                          on_states=lambda st: print("TASKS " + json.dumps(st), flush=True))
     tis = run.get_task_instances()
     name = lambda ti: f"{ti.task_id}[{ti.map_index}]" if ti.map_index >= 0 else ti.task_id  # noqa: E731
     states = {name(ti): str(ti.state) for ti in tis}
     seconds = {name(ti): (ti.end_date - ti.start_date).total_seconds() for ti in tis
                if ti.start_date is not None and ti.end_date is not None}
+    # when each task instance ran, and each task's upstream tasks: the critical path (benchmarks/bench_nightly.py)
+    times = {name(ti): [ti.start_date.timestamp(), ti.end_date.timestamp()] for ti in tis
+             if ti.start_date is not None and ti.end_date is not None}
+    upstream = {t.task_id: sorted(t.upstream_task_ids) for t in dag.tasks}
     from skewbench import nightly
 
     # the run's output directory, as the DAG's check_params fixes it
     out_root = str(nightly.run_dir(str(run.logical_date or run.run_after), run.run_id))
     print("NIGHTLY " + json.dumps({"state": str(run.state), "run_id": run.run_id, "tasks": states,
-                                   "seconds": seconds, "out_root": out_root}), flush=True)
+                                   "seconds": seconds, "times": times, "upstream": upstream,
+                                   "parallelism": dagrun.parallelism(), "out_root": out_root}), flush=True)
 
 
 def expected_tasks(conf: dict) -> int | None:
@@ -67,10 +78,22 @@ def expected_tasks(conf: dict) -> int | None:
     return 7 + 4 * fams + len(resolved["datasets"]) + len(nightly.replay_jobs(items)) + len(items)
 
 
-class _Follow:
-    """Follow dag.test()'s log: the tasks started and ended (a task's start and end lines)."""
+def parallelism() -> int:
+    """Tasks at once: SKEWBENCH_RUN_PARALLELISM, default 2 (the machine's two cores; 1 runs them
+    one after another in one process, as dag.test() does by itself)."""
+    text = os.environ.get("SKEWBENCH_RUN_PARALLELISM", "2")
+    if not text.isdigit() or int(text) < 1:
+        sys.exit(f"SKEWBENCH_RUN_PARALLELISM is a positive integer (tasks at once), got {text!r}")
+    return int(text)
 
-    PATTERN = re.compile(r"\[DAG TEST\] (starting|end task) task_id=(\S+) map_index=(-?\d+)")
+
+#: the task states after which a task instance does not run again in this run
+FINISHED = {"success", "failed", "skipped", "upstream_failed", "removed"}
+
+
+class _Follow:
+    """Follow the run's log: the tasks running and finished, from the states it prints every
+    second (``TASKS {...}``, skewbench.dagrun.run_once's ``on_states``)."""
 
     def __init__(self, log: Path) -> None:
         self.log, self.pos, self.running, self.done = log, 0, {}, set()
@@ -83,16 +106,14 @@ class _Follow:
         cut = chunk.rfind(b"\n") + 1
         self.pos += cut
         for line in chunk[:cut].decode(errors="replace").splitlines():
-            m = self.PATTERN.search(line)
-            if not m:
+            if not line.startswith("TASKS "):
                 continue
-            what, task, idx = m.groups()
-            name = task if idx == "-1" else f"{task}[{idx}]"
-            if what == "starting":
-                self.running[name] = None
-            else:
-                self.running.pop(name, None)
-                self.done.add(name)
+            try:
+                states = json.loads(line[len("TASKS "):])
+            except ValueError:
+                continue
+            self.done = {name for name, st in states.items() if st in FINISHED}
+            self.running = {name: None for name, st in states.items() if st == "running"}
 
 
 def results_dirs(out_root: Path) -> list[Path]:
@@ -102,18 +123,21 @@ def results_dirs(out_root: Path) -> list[Path]:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(json.loads(sys.argv[2]))
+        child(json.loads(sys.argv[2]), Path(sys.argv[3]))
         return
     conf = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     state = Path(os.environ.get("SKEWBENCH_STATE", ROOT / ".skewbench"))
     logs = state / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"nightly-{datetime.now():%Y%m%d-%H%M%S}.log"
-    print(f"running skewbench_nightly (conf {json.dumps(conf)}); log: {log}", flush=True)
+    tasks_at_once = parallelism()
+    print(f"running skewbench_nightly (conf {json.dumps(conf)}), {tasks_at_once} task{'s' if tasks_at_once > 1 else ''} "
+          f"at once; log: {log}", flush=True)
     t0 = time.monotonic()
     bar = Progress(sys.stdout, total=expected_tasks(conf))
     with open(log, "w") as f:
-        proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(conf)], stdout=f, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(conf), str(logs)], stdout=f,
+                                stderr=subprocess.STDOUT)
         follow = _Follow(log)
         bar.update(0)
         while proc.poll() is None:

@@ -120,6 +120,8 @@ print("PROBE" + json.dumps(out))
 RUN = r'''
 import json, os, sys
 from datetime import datetime
+from skewbench import dagrun
+dagrun.prepare(int(os.environ.get("SKEWBENCH_RUN_PARALLELISM", "1")))  # before Airflow
 import great_expectations  # before Airflow
 from airflow.dag_processing.dagbag import DagBag
 bag = DagBag(sys.argv[1])
@@ -127,10 +129,14 @@ dag = bag.get_dag(sys.argv[2])
 when = os.environ.get("SKEWBENCH_TEST_LOGICAL_DATE")
 for conf in json.loads(sys.argv[3]):
     try:
-        run = dag.test(run_conf=conf, **({"logical_date": datetime.fromisoformat(when)} if when else {}))
+        run = dagrun.run_once(dag, conf, log_dir=os.environ["SKEWBENCH_STATE"],
+                              **({"logical_date": datetime.fromisoformat(when)} if when else {}))
+        tis = run.get_task_instances()
         print("RUNSTATE " + json.dumps({"state": str(run.state), "run_id": run.run_id,
-                                        "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state)
-                                                  for ti in run.get_task_instances()}}), flush=True)
+                                        "tasks": {f"{ti.task_id}[{ti.map_index}]": str(ti.state) for ti in tis},
+                                        "times": {f"{ti.task_id}[{ti.map_index}]": [ti.start_date.timestamp(),
+                                                                                    ti.end_date.timestamp()]
+                                                  for ti in tis if ti.start_date and ti.end_date}}), flush=True)
     except Exception as e:
         print("RUNERROR " + type(e).__name__ + ": " + str(e).splitlines()[0], flush=True)
 '''

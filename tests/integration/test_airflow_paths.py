@@ -6,8 +6,9 @@ SQLite), one throw-away environment for the module, the runs in this order:
    validated, the catalog asset published with each dataset's fingerprint;
 2. a nightly run, then the *same* DAG run again (``dag.test()`` with the same logical date and
    ``run_after``: Airflow deletes the finished run and runs every task of it again under the
-   same run id, as a cleared run would): identical results, the same MLflow runs, nothing
-   duplicated; its SUMMARY.md holds the numbers of the results files;
+   same run id, as a cleared run would), the second time two tasks at a time on Airflow's
+   LocalExecutor as ``make run`` runs them (skewbench.dagrun): identical results, the same MLflow
+   runs, nothing duplicated; its SUMMARY.md holds the numbers of the results files;
 3. the previous night's logged result altered in MLflow, then the next night with
    ``fail_on_change``: the run ends failed in ``check_trend`` alone, with the changed cell named;
 4. a replay whose results break an expectation (the Spark job's output corrupted after it is
@@ -60,17 +61,20 @@ NIGHT1, NIGHT2, NIGHT3 = "2026-11-20T02:00:00+00:00", "2026-11-21T02:00:00+00:00
 TIMING = schema("grouping").timing_columns
 
 #: dag.test() once per (conf, logical date); ``run_after`` = the logical date, so the run id
-#: (``manual__<run_after>``) is the same each time a date is given again
+#: (``manual__<run_after>``) is the same each time a date is given again; through
+#: skewbench.dagrun.run_once, SKEWBENCH_RUN_PARALLELISM tasks at once (default 1: dag.test() alone)
 RUN = r'''
-import json, sys
+import json, os, sys
 from datetime import datetime
+from skewbench import dagrun
+dagrun.prepare(int(os.environ.get("SKEWBENCH_RUN_PARALLELISM", "1")))  # before Airflow
 import great_expectations  # before Airflow
 from airflow.dag_processing.dagbag import DagBag
 bag = DagBag(sys.argv[1])
 dag = bag.get_dag(sys.argv[2])
 for conf, when in json.loads(sys.argv[3]):
     when = datetime.fromisoformat(when)
-    run = dag.test(run_conf=conf, logical_date=when, run_after=when)
+    run = dagrun.run_once(dag, conf, log_dir=os.environ["SKEWBENCH_STATE"], logical_date=when, run_after=when)
     print("RUNSTATE " + json.dumps({"state": str(run.state), "run_id": run.run_id,
                                     "tasks": {f"{ti.task_id}[{ti.map_index}]": [str(ti.state), ti.try_number]
                                               for ti in run.get_task_instances()}}), flush=True)
@@ -186,7 +190,8 @@ def night1(env, datasets_run):
     root = out_root(env, NIGHT1, first["run_id"])
     before = {"results": results_state(root), "mlflow": mlflow_state(env, first["run_id"]),
               "summary": (root / "SUMMARY.md").read_text()}
-    (again,), log2 = run(env, DAG, [(CONF, NIGHT1)])
+    # again, its tasks two at a time, as make run runs them (skewbench.dagrun)
+    (again,), log2 = run(env | {"SKEWBENCH_RUN_PARALLELISM": "2"}, DAG, [(CONF, NIGHT1)])
     after = {"results": results_state(root), "mlflow": mlflow_state(env, again["run_id"]),
              "summary": (root / "SUMMARY.md").read_text()}
     return {"first": first, "again": again, "before": before, "after": after, "root": root, "log": log1 + log2}
@@ -216,6 +221,7 @@ def test_the_datasets_dag_materialises_validates_and_publishes_the_catalog(env, 
 
 
 def test_an_airflow_rerun_of_the_same_dag_run_changes_nothing(night1):
+    """The rerun ran its tasks two at a time (make run's executor): the same results and MLflow runs."""
     first, again = night1["first"], night1["again"]
     assert again["state"] == "success" and again["run_id"] == first["run_id"], night1["log"][-6000:]
     # Airflow ran every task again (a fresh task instance per task: try 1 of the new run)

@@ -204,3 +204,29 @@ def test_slowest_lines_name_the_five_slowest_tasks_with_their_share():
     assert slowest_lines({}, 10.0) == [] and slowest_lines(seconds, 0.0) == []
     text = summary_text("r", "success", 629.0, {"t": "success"}, [], slowest=slowest_lines(seconds, 629.0))
     assert text.splitlines()[2].startswith("slowest steps (382 s of 629 s, 61%)")
+
+
+def test_the_progress_follows_the_task_states_the_run_prints(tmp_path):
+    """make run's progress reads the states skewbench.dagrun prints every second (``TASKS {...}``):
+    the finished ones (whatever their end) and the running ones, from the newest whole line; a line
+    cut short, or anything else in the log, changes nothing."""
+    log = tmp_path / "nightly.log"
+    log.write_text('noise [DAG TEST] starting task_id=x map_index=-1\n'
+                   'TASKS {"check_params": "success", "prepare_dataset[0]": "running", "prepare_dataset[1]": "queued"}\n')
+    follow = run_nightly._Follow(log)
+    follow.poll()
+    assert (follow.done, list(follow.running)) == ({"check_params"}, ["prepare_dataset[0]"])
+    with open(log, "a") as f:
+        f.write('TASKS {"check_params": "success", "prepare_dataset[0]": "failed", "prepare_dataset[1]": "running", '
+                '"grouping.plan": "upstream_failed", "grouping.mark_failed": "skipped"}\nTASKS {"check_params": "runn')
+    follow.poll()
+    assert follow.done == {"check_params", "prepare_dataset[0]", "grouping.plan", "grouping.mark_failed"}
+    assert list(follow.running) == ["prepare_dataset[1]"]
+    assert run_nightly.FINISHED == {"success", "failed", "skipped", "upstream_failed", "removed"}
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", ""])
+def test_a_bad_parallelism_is_one_line(value, monkeypatch):
+    monkeypatch.setenv("SKEWBENCH_RUN_PARALLELISM", value)
+    with pytest.raises(SystemExit, match=rf"^SKEWBENCH_RUN_PARALLELISM is a positive integer \(tasks at once\), got {value!r}$"):
+        run_nightly.parallelism()
