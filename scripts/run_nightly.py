@@ -91,7 +91,7 @@ def parallelism() -> int:
 FINISHED = {"success", "failed", "skipped", "upstream_failed", "removed"}
 
 
-class _Follow:
+class Follow:
     """Follow the run's log: the tasks running and finished, from the states it prints every
     second (``TASKS {...}``, skewbench.dagrun.run_once's ``on_states``)."""
 
@@ -138,7 +138,7 @@ def main() -> None:
     with open(log, "w") as f:
         proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(conf), str(logs)], stdout=f,
                                 stderr=subprocess.STDOUT)
-        follow = _Follow(log)
+        follow = Follow(log)
         bar.update(0)
         while proc.poll() is None:
             time.sleep(1)

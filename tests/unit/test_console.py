@@ -213,7 +213,7 @@ def test_the_progress_follows_the_task_states_the_run_prints(tmp_path):
     log = tmp_path / "nightly.log"
     log.write_text('noise [DAG TEST] starting task_id=x map_index=-1\n'
                    'TASKS {"check_params": "success", "prepare_dataset[0]": "running", "prepare_dataset[1]": "queued"}\n')
-    follow = run_nightly._Follow(log)
+    follow = run_nightly.Follow(log)
     follow.poll()
     assert (follow.done, list(follow.running)) == ({"check_params"}, ["prepare_dataset[0]"])
     with open(log, "a") as f:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 import io
 import re
 from pathlib import Path
@@ -405,3 +406,18 @@ def test_the_page_has_a_capacity_section_with_its_figure_and_rows():
     run = {"dataset": "d", "rows": []}
     assert "capacity on Flink" not in "".join(livepage.run_sections(run))
     assert "capacity on Flink" in "".join(livepage.run_sections({**run, "capacity": CAPACITY_DOC}))
+
+
+def test_a_failed_capacity_search_is_named_in_the_reason(tmp_path):
+    """failure.json names the capacity search when it failed (the live run's own failure is named
+    by its dataset and attempt alone)."""
+    root = tmp_path / "run"
+    for name, doc in (("a", {"dataset": "a", "attempt": 2, "error": "SkewbenchError: no cost column"}),
+                      ("b", {"dataset": "b", "attempt": 1, "step": "capacity search",
+                             "error": "ImplausibleCalibration: drifted"})):
+        d = steps.dataset_dir(root, name)
+        d.mkdir(parents=True)
+        (d / steps.FAILURE).write_text(json.dumps(doc))
+    assert steps.failure_reason(str(root), ["a", "b", "c"], "fallback") == (
+        "a (attempt 2): SkewbenchError: no cost column; b (attempt 1, capacity search): ImplausibleCalibration: drifted")
+    assert steps.failure_reason(str(root), ["c"], "fallback") == "fallback"

@@ -465,7 +465,7 @@ def run_dataset(conf: Mapping[str, Any], dataset: Mapping[str, Any], out_root: s
         stale.unlink(missing_ok=True)
     shutil.rmtree(out / "work", ignore_errors=True)
     (out / "work").mkdir(parents=True)
-    step = "live run"
+    step = None  # the live run's; the capacity search's is named in the reason
     try:
         res = live_rows(dataset["path"], config(conf, dataset["name"]), out / "work", state=settings().state,
                         progress=progress, cluster=cluster)
@@ -480,8 +480,9 @@ def run_dataset(conf: Mapping[str, Any], dataset: Mapping[str, Any], out_root: s
                                     state=settings().state, duration_s=float(conf["capacity_duration"]),
                                     progress=progress, cluster=cluster)
     except Exception as e:
-        _write_json(out / FAILURE, {"dataset": dataset["name"], "attempt": attempt, "step": step,
-                                    "error": f"{type(e).__name__}: {' '.join(str(e).split())}"[:2000]})
+        _write_json(out / FAILURE, {"dataset": dataset["name"], "attempt": attempt,
+                                    "error": f"{type(e).__name__}: {' '.join(str(e).split())}"[:2000],
+                                    **({"step": step} if step else {})})
         raise
     if found is not None:
         _write_json(out / CAPACITY, {**found, "dataset": dataset["name"], "attempt": attempt})
