@@ -75,9 +75,12 @@ dag = bag.get_dag(sys.argv[2])
 for conf, when in json.loads(sys.argv[3]):
     when = datetime.fromisoformat(when)
     run = dagrun.run_once(dag, conf, log_dir=os.environ["SKEWBENCH_STATE"], logical_date=when, run_after=when)
+    tis = run.get_task_instances()
     print("RUNSTATE " + json.dumps({"state": str(run.state), "run_id": run.run_id,
                                     "tasks": {f"{ti.task_id}[{ti.map_index}]": [str(ti.state), ti.try_number]
-                                              for ti in run.get_task_instances()}}), flush=True)
+                                              for ti in tis},
+                                    "times": [[ti.start_date.timestamp(), ti.end_date.timestamp()] for ti in tis
+                                              if ti.start_date and ti.end_date]}), flush=True)
 '''
 
 EVENTS = r'''
@@ -224,6 +227,11 @@ def test_an_airflow_rerun_of_the_same_dag_run_changes_nothing(night1):
     """The rerun ran its tasks two at a time (make run's executor): the same results and MLflow runs."""
     first, again = night1["first"], night1["again"]
     assert again["state"] == "success" and again["run_id"] == first["run_id"], night1["log"][-6000:]
+    # the first run one task at a time, the rerun two at once at some point and never more
+    def at_once(times: list) -> int:
+        return max(sum(1 for s, e in times if s <= t < e) for t, _ in times)
+
+    assert (at_once(first["times"]), at_once(again["times"])) == (1, 2), (first["times"], again["times"])
     # Airflow ran every task again (a fresh task instance per task: try 1 of the new run)
     assert again["tasks"]["grouping.replay[0]"] == ["success", 1]
     assert again["tasks"]["grouping.log_to_mlflow[-1]"] == ["success", 1]

@@ -132,14 +132,10 @@ def test_nightly_end_to_end(env):
             "shedding_strategies": ["las", "fk", "shedpart"], "allocation_strategies": ["td", "opt"]}
     when = datetime(2026, 11, 20, 2, 0, tzinfo=timezone.utc).isoformat()
     run_conf = {**conf}
-    # two tasks at a time, as make run runs them (skewbench.dagrun: Airflow's LocalExecutor)
-    result, log = af.run_dag(env | {"SKEWBENCH_TEST_LOGICAL_DATE": when, "SKEWBENCH_RUN_PARALLELISM": "2"},
-                             "skewbench_nightly", run_conf)
+    # one task at a time: this run shares make slow's two cores with a neighbour that may be
+    # measuring (the live DAG's calibrations); make run's two at a time is test_airflow_paths' rerun
+    result, log = af.run_dag(env | {"SKEWBENCH_TEST_LOGICAL_DATE": when}, "skewbench_nightly", run_conf)
     assert isinstance(result, dict) and result["state"] == "success", log[-8000:]
-    # ran two at a time: some tasks overlapped in time, never more than two at once
-    times = sorted(result["times"].values())
-    at_once = max(sum(1 for s, e in times if s <= t < e) for t, _ in times)
-    assert at_once == 2, times
     client = _mlflow(env)
     exp = client.get_experiment_by_name("skewbench-grouping")
     runs = client.search_runs([exp.experiment_id], max_results=1000)
