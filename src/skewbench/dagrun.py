@@ -1,4 +1,4 @@
-"""Run an Airflow DAG once from a script, its tasks on both cores (``make run``, ``make live``).
+"""Run an Airflow DAG once from a script, its tasks on both cores (``make run``; the tests' runs).
 
 ``dag.test()`` runs the ready tasks one after another in the calling process. With
 ``use_executor=True`` it hands each ready task to the configured executor instead: Airflow's

@@ -59,13 +59,7 @@ datasets:
 """
 
 
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now (for a server a test starts)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from skewbench.dagrun import free_port  # noqa: E402  (a TCP port free on 127.0.0.1 now, for a server a test starts)
 
 
 def make_env(root: Path, master: str = "local[2]") -> dict[str, str]:
